@@ -1,0 +1,174 @@
+//! Protobuf ↔ domain: requests become validated [`Position`]s (or an [`InvalidArgument`] naming
+//! the field and the limit), answers become protobuf messages. No game rules live here: each game's
+//! validating constructor decides what is legal.
+
+use crate::games::sum::{self, Sum};
+use crate::games::{
+    cutting, diagonal_walk, reclamation, stone_boxes, tetris, Move, Outcome, Position, Stats, Value,
+};
+use crate::proto;
+use proto::position::Game as ProtoGame;
+
+/// A request that is not acceptable; the message names the field and the limit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidArgument(pub String);
+
+impl std::fmt::Display for InvalidArgument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidArgument {}
+
+fn invalid(error: impl std::fmt::Display) -> InvalidArgument {
+    InvalidArgument(error.to_string())
+}
+
+/// The domain position of a request's `position` field (required).
+pub fn position_from_proto(position: Option<proto::Position>) -> Result<Position, InvalidArgument> {
+    let position = position.ok_or_else(|| invalid("position is required"))?;
+    game_from_proto(position, 0)
+}
+
+fn game_from_proto(position: proto::Position, depth: usize) -> Result<Position, InvalidArgument> {
+    let game = position
+        .game
+        .ok_or_else(|| invalid("position must set one game: cutting, stone_boxes, reclamation, tetris, diagonal_walk or sum"))?;
+    Ok(match game {
+        ProtoGame::Cutting(paper) => {
+            let pieces = paper.pieces.into_iter().map(|p| cutting::Piece { width: p.width, height: p.height });
+            Position::Cutting(cutting::Paper::new(pieces.collect()).map_err(invalid)?)
+        }
+        ProtoGame::StoneBoxes(boxes) => {
+            let boxes = boxes.boxes.into_iter().map(|b| stone_boxes::StoneBox { capacity: b.capacity, stones: b.stones });
+            Position::StoneBoxes(stone_boxes::Boxes::new(boxes.collect()).map_err(invalid)?)
+        }
+        ProtoGame::Reclamation(strip) => {
+            let cells = strip
+                .reclaimed
+                .iter()
+                .enumerate()
+                .map(|(index, cell)| {
+                    let column = u8::try_from(cell.column).ok().filter(|c| (1..=2).contains(c)).ok_or_else(|| {
+                        invalid(format!("reclamation.reclaimed[{index}].column ({}) must be 1 or 2", cell.column))
+                    })?;
+                    Ok(reclamation::Cell { row: cell.row, column })
+                })
+                .collect::<Result<Vec<_>, InvalidArgument>>()?;
+            Position::Reclamation(reclamation::Strip::new(strip.rows, cells).map_err(invalid)?)
+        }
+        ProtoGame::Tetris(board) => Position::Tetris(tetris::Board::new(&board.rows).map_err(invalid)?),
+        ProtoGame::DiagonalWalk(walk) => Position::DiagonalWalk(
+            diagonal_walk::Walk::new(walk.rows, walk.columns, walk.step, walk.row.max(1), walk.column.max(1))
+                .map_err(invalid)?,
+        ),
+        ProtoGame::Sum(components) => {
+            if depth >= sum::MAX_DEPTH {
+                return Err(invalid(sum::SumError::TooDeep));
+            }
+            if components.components.len() > sum::MAX_COMPONENTS {
+                return Err(invalid(sum::SumError::TooManyComponents(components.components.len())));
+            }
+            let components = components
+                .components
+                .into_iter()
+                .enumerate()
+                .map(|(index, component)| {
+                    game_from_proto(component, depth + 1)
+                        .map_err(|error| InvalidArgument(format!("sum.components[{index}].{error}")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Position::Sum(Sum::new(components).map_err(invalid)?)
+        }
+    })
+}
+
+/// The protobuf form of a position.
+pub fn position_to_proto(position: &Position) -> proto::Position {
+    let game = match position {
+        Position::Cutting(paper) => ProtoGame::Cutting(proto::Cutting {
+            pieces: paper.pieces().iter().map(|p| proto::Piece { width: p.width, height: p.height }).collect(),
+        }),
+        Position::StoneBoxes(boxes) => ProtoGame::StoneBoxes(proto::StoneBoxes {
+            boxes: boxes.boxes().iter().map(|b| proto::StoneBox { capacity: b.capacity, stones: b.stones }).collect(),
+        }),
+        Position::Reclamation(strip) => ProtoGame::Reclamation(proto::Reclamation {
+            rows: strip.rows(),
+            reclaimed: strip.reclaimed().iter().map(cell_to_proto).collect(),
+        }),
+        Position::Tetris(board) => ProtoGame::Tetris(proto::Tetris { rows: board.rows() }),
+        Position::DiagonalWalk(walk) => ProtoGame::DiagonalWalk(proto::DiagonalWalk {
+            rows: walk.rows(),
+            columns: walk.columns(),
+            step: walk.step(),
+            row: walk.row(),
+            column: walk.column(),
+        }),
+        Position::Sum(sum) => ProtoGame::Sum(proto::Sum {
+            components: sum.components().iter().map(position_to_proto).collect(),
+        }),
+    };
+    proto::Position { game: Some(game) }
+}
+
+fn cell_to_proto(cell: &reclamation::Cell) -> proto::Cell {
+    proto::Cell { row: cell.row, column: u64::from(cell.column) }
+}
+
+/// 1-based index of a 0-based list position, as the API counts.
+fn one_based(index: usize) -> u64 {
+    index as u64 + 1
+}
+
+/// The protobuf form of a move.
+pub fn move_to_proto(mv: &Move) -> proto::Move {
+    use proto::r#move::Game as ProtoMove;
+    let game = match mv {
+        Move::Cutting(cut) => ProtoMove::Cutting(proto::CuttingMove {
+            piece: one_based(cut.piece),
+            direction: match cut.direction {
+                cutting::CutDirection::Vertical => proto::CutDirection::Vertical,
+                cutting::CutDirection::Horizontal => proto::CutDirection::Horizontal,
+            } as i32,
+            at: cut.at,
+        }),
+        Move::StoneBoxes(add) => {
+            ProtoMove::StoneBoxes(proto::StoneBoxesMove { r#box: one_based(add.box_index), stones: add.stones })
+        }
+        Move::Reclamation(cell) => ProtoMove::Reclamation(cell_to_proto(cell)),
+        Move::Tetris(placement) => ProtoMove::Tetris(proto::TetrisMove {
+            row: placement.row as u64,
+            column: placement.column as u64,
+        }),
+        Move::DiagonalWalk(direction) => ProtoMove::DiagonalWalk(proto::DiagonalWalkMove {
+            direction: match direction {
+                diagonal_walk::Direction::Down => proto::Direction::Down,
+                diagonal_walk::Direction::Right => proto::Direction::Right,
+                diagonal_walk::Direction::Diagonal => proto::Direction::Diagonal,
+            } as i32,
+        }),
+        Move::Sum(sum_move) => ProtoMove::Sum(Box::new(proto::SumMove {
+            component: one_based(sum_move.component),
+            r#move: Some(Box::new(move_to_proto(&sum_move.mv))),
+        })),
+    };
+    proto::Move { game: Some(game) }
+}
+
+/// The protobuf outcome of a value.
+pub fn outcome_to_proto(value: Value) -> proto::Outcome {
+    match value.outcome() {
+        Outcome::NextPlayerWins => proto::Outcome::NextPlayerWins,
+        Outcome::PreviousPlayerWins => proto::Outcome::PreviousPlayerWins,
+    }
+}
+
+/// The protobuf statistics of a solve that took `elapsed`.
+pub fn stats_to_proto(stats: Stats, elapsed: std::time::Duration) -> proto::Stats {
+    proto::Stats {
+        positions_computed: stats.positions_computed,
+        cache_hits: stats.cache_hits,
+        elapsed_micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+    }
+}

@@ -1,0 +1,113 @@
+//! The games, each in its own module behind the [`Game`] trait of [`core`], and [`Position`]: any
+//! position of any game, or a disjunctive sum of them.
+
+mod core;
+pub use self::core::*;
+
+pub mod cutting;
+pub mod diagonal_walk;
+pub mod reclamation;
+pub mod stone_boxes;
+pub mod sum;
+pub mod tetris;
+
+/// A position of any game, or a sum of positions.
+#[derive(Clone, Debug)]
+pub enum Position {
+    /// The cutting game.
+    Cutting(cutting::Paper),
+    /// The stone boxes game.
+    StoneBoxes(stone_boxes::Boxes),
+    /// More Reclamation.
+    Reclamation(reclamation::Strip),
+    /// The 2×2 placement game.
+    Tetris(tetris::Board),
+    /// The diagonal walk.
+    DiagonalWalk(diagonal_walk::Walk),
+    /// A disjunctive sum of positions.
+    Sum(sum::Sum),
+}
+
+/// A move of any game.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Move {
+    /// A cut in the cutting game.
+    Cutting(cutting::Cut),
+    /// Stones added to a box.
+    StoneBoxes(stone_boxes::AddStones),
+    /// A reclaimed cell.
+    Reclamation(reclamation::Cell),
+    /// A placed 2×2 square.
+    Tetris(tetris::Placement),
+    /// A step of the diagonal walk.
+    DiagonalWalk(diagonal_walk::Direction),
+    /// A move in one component of a sum.
+    Sum(sum::SumMove),
+}
+
+/// Calls `$body` with `$game` bound to the inner position of any [`Position`], and `$wrap` the
+/// [`Move`] variant of that game.
+macro_rules! each_game {
+    ($position:expr, $game:ident, $wrap:ident => $body:expr) => {
+        match $position {
+            Position::Cutting($game) => { let $wrap = Move::Cutting; $body }
+            Position::StoneBoxes($game) => { let $wrap = Move::StoneBoxes; $body }
+            Position::Reclamation($game) => { let $wrap = Move::Reclamation; $body }
+            Position::Tetris($game) => { let $wrap = Move::Tetris; $body }
+            Position::DiagonalWalk($game) => { let $wrap = Move::DiagonalWalk; $body }
+            Position::Sum($game) => { let $wrap = Move::Sum; $body }
+        }
+    };
+}
+
+impl Position {
+    /// Whether the game is already over whatever else is in play: a cutting game holding a 1×1 piece
+    /// (or a sum containing one). Such a position has no moves, and it ends any sum it is part of.
+    pub fn is_finished(&self) -> bool {
+        match self {
+            Position::Cutting(paper) => paper.is_finished(),
+            Position::Sum(sum) => sum.components().iter().any(Position::is_finished),
+            _ => false,
+        }
+    }
+}
+
+impl Game for Position {
+    type Move = Move;
+
+    fn value(&self, solver: &mut Solver) -> Result<Value, Interrupted> {
+        each_game!(self, game, _wrap => game.value(solver))
+    }
+
+    fn moves(&self) -> Box<dyn Iterator<Item = Move> + '_> {
+        each_game!(self, game, wrap => Box::new(game.moves().map(wrap)))
+    }
+
+    fn play(&self, mv: &Move) -> Self {
+        match (self, mv) {
+            (Position::Cutting(game), Move::Cutting(mv)) => Position::Cutting(game.play(mv)),
+            (Position::StoneBoxes(game), Move::StoneBoxes(mv)) => Position::StoneBoxes(game.play(mv)),
+            (Position::Reclamation(game), Move::Reclamation(mv)) => Position::Reclamation(game.play(mv)),
+            (Position::Tetris(game), Move::Tetris(mv)) => Position::Tetris(game.play(mv)),
+            (Position::DiagonalWalk(game), Move::DiagonalWalk(mv)) => Position::DiagonalWalk(game.play(mv)),
+            (Position::Sum(game), Move::Sum(mv)) => Position::Sum(game.play(mv)),
+            _ => unreachable!("a move is played only on the game that produced it"),
+        }
+    }
+
+    fn move_to(&self, target: Value, solver: &mut Solver) -> Result<Option<Move>, Interrupted> {
+        each_game!(self, game, wrap => Ok(game.move_to(target, solver)?.map(wrap)))
+    }
+
+    fn move_count(&self) -> u128 {
+        each_game!(self, game, _wrap => game.move_count())
+    }
+
+    fn count_moves_to(&self, target: Value, solver: &mut Solver) -> Result<u128, Interrupted> {
+        each_game!(self, game, _wrap => game.count_moves_to(target, solver))
+    }
+
+    fn moves_to(&self, target: Value, skip: u128, limit: usize, solver: &mut Solver) -> Result<Vec<Move>, Interrupted> {
+        each_game!(self, game, wrap => Ok(game.moves_to(target, skip, limit, solver)?.into_iter().map(wrap).collect()))
+    }
+}

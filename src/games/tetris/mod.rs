@@ -1,0 +1,251 @@
+//! The 2×2 placement game (HDU 1760 "A New Tetris Game").
+//!
+//! Players take turns putting a 2×2 square on four free cells of a rectangular board; the player
+//! who cannot place a square loses. There is no closed form, so this is an exact search engine:
+//!
+//! * The game is Node Kayles on the overlap graph of the possible placements. A placement is the
+//!   top-left cell of its square; two placements overlap iff their top-left cells are within one
+//!   king move, so the graph is an induced subgraph of the king graph on the `(N−1)×(M−1)` grid of
+//!   top-left cells. Playing a placement deletes it and its (at most 8) king neighbours. Cells no
+//!   placement covers play no part.
+//! * Sets of placements are 256-bit boards ([`bits`]); a position splits into connected components
+//!   (king adjacency) and its value is the XOR of theirs.
+//! * A component is keyed by its canonical form: translated to the origin, least of its 8 images
+//!   under the symmetries of the square. Equal components, wherever and however turned, share one
+//!   entry of the per-solve table and of the persistent memo (`solver.memo`, [`GameTag::Tetris`]).
+//! * Straight lines of placements are Node Kayles on a path (octal game 0.137); components inside a
+//!   4×5 (or 5×4) window come from a table of all 2^20 such sets; the rest are searched ([`engine`]).
+
+mod bits;
+mod engine;
+mod strip;
+mod window;
+
+use std::fmt;
+
+use self::bits::{Placements, GRID};
+use self::engine::Engine;
+use super::{Game, Interrupted, Solver, Value};
+
+/// The most rows (and columns) a board may have.
+pub const MAX_SIDE: usize = 16;
+
+/// Why a board was rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TetrisError {
+    /// The board has no rows, or its rows are empty.
+    Empty,
+    /// More rows than [`MAX_SIDE`].
+    TooManyRows {
+        /// How many rows were given.
+        rows: usize,
+    },
+    /// More columns than [`MAX_SIDE`].
+    TooManyColumns {
+        /// How many columns the first row has.
+        columns: usize,
+    },
+    /// A row whose length differs from the first row's.
+    RaggedRow {
+        /// The 0-based index of the row.
+        row: usize,
+        /// Its length.
+        length: usize,
+        /// The length of the first row.
+        expected: usize,
+    },
+    /// A character other than `0`, `.` (free), `1` or `#` (blocked).
+    BadCell {
+        /// The 0-based index of the row.
+        row: usize,
+        /// The 1-based column.
+        column: usize,
+        /// The character found.
+        found: char,
+    },
+}
+
+impl fmt::Display for TetrisError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TetrisError::Empty => write!(f, "tetris.rows is empty; a board needs at least one cell"),
+            TetrisError::TooManyRows { rows } => {
+                write!(f, "tetris.rows has {rows} rows; the limit is {MAX_SIDE}")
+            }
+            TetrisError::TooManyColumns { columns } => {
+                write!(f, "tetris.rows[0] has {columns} columns; the limit is {MAX_SIDE}")
+            }
+            TetrisError::RaggedRow { row, length, expected } => write!(
+                f,
+                "tetris.rows[{row}] has {length} columns but tetris.rows[0] has {expected}"
+            ),
+            TetrisError::BadCell { row, column, found } => write!(
+                f,
+                "tetris.rows[{row}] column {column} is {found:?}; expected '0' or '.' (free), '1' or '#' (blocked)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TetrisError {}
+
+/// A board: a rectangle of free and blocked cells, at most 16×16.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Board {
+    height: usize,
+    width: usize,
+    /// `free[r]` bit `c`: the cell in 0-based row `r`, column `c` is free.
+    free: [u16; MAX_SIDE],
+}
+
+/// A move: the 1-based row and column of the top-left cell of a 2×2 square on four free cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Placement {
+    /// The 1-based row of the top-left cell.
+    pub row: usize,
+    /// The 1-based column of the top-left cell.
+    pub column: usize,
+}
+
+impl Board {
+    /// A board from its rows: `0` or `.` is a free cell, `1` or `#` a blocked one.
+    pub fn new(rows: &[String]) -> Result<Board, TetrisError> {
+        let expected = rows.first().map_or(0, |row| row.chars().count());
+        if expected == 0 {
+            return Err(TetrisError::Empty);
+        }
+        if rows.len() > MAX_SIDE {
+            return Err(TetrisError::TooManyRows { rows: rows.len() });
+        }
+        if expected > MAX_SIDE {
+            return Err(TetrisError::TooManyColumns { columns: expected });
+        }
+        let mut free = [0u16; MAX_SIDE];
+        for (r, row) in rows.iter().enumerate() {
+            let length = row.chars().count();
+            if length != expected {
+                return Err(TetrisError::RaggedRow { row: r, length, expected });
+            }
+            for (c, ch) in row.chars().enumerate() {
+                match ch {
+                    '0' | '.' => free[r] |= 1 << c,
+                    '1' | '#' => {}
+                    found => return Err(TetrisError::BadCell { row: r, column: c + 1, found }),
+                }
+            }
+        }
+        Ok(Board { height: rows.len(), width: expected, free })
+    }
+
+    /// The number of rows.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// The number of columns.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Whether the cell at 1-based `(row, column)` is free (cells off the board are not).
+    pub fn is_free(&self, row: usize, column: usize) -> bool {
+        (1..=self.height).contains(&row) && (1..=self.width).contains(&column) && self.free[row - 1] >> (column - 1) & 1 == 1
+    }
+
+    /// The rows, `0` for a free cell and `1` for a blocked one.
+    pub fn rows(&self) -> Vec<String> {
+        (0..self.height)
+            .map(|r| (0..self.width).map(|c| if self.free[r] >> c & 1 == 1 { '0' } else { '1' }).collect())
+            .collect()
+    }
+
+    /// The placements available on the board.
+    fn placements(&self) -> Placements {
+        let mut rows = [0u16; 16];
+        for r in 0..self.height.saturating_sub(1).min(GRID) {
+            let both = self.free[r] & self.free[r + 1];
+            rows[r] = both & both >> 1 & ((1 << (self.width - 1)) - 1);
+        }
+        Placements::from_rows(&rows)
+    }
+
+    /// Components with their values, and the total.
+    fn component_values(&self, engine: &mut Engine) -> Result<(Vec<(Placements, u8)>, u64), Interrupted> {
+        let mut parts = Vec::new();
+        let mut total = 0;
+        for part in self.placements().components() {
+            let value = engine.component(part, true)?;
+            total ^= u64::from(value);
+            parts.push((part, value));
+        }
+        Ok((parts, total))
+    }
+
+    /// A placement leading to value `target`, given the components and their values.
+    fn placement_to(
+        &self,
+        target: u64,
+        parts: &[(Placements, u8)],
+        total: u64,
+        engine: &mut Engine,
+    ) -> Result<Option<Placement>, Interrupted> {
+        for p in self.placements().iter() {
+            let Some(&(part, value)) = parts.iter().find(|(part, _)| part.contains(p)) else {
+                continue;
+            };
+            let rest = part.without(Placements::overlapping(p));
+            if total ^ u64::from(value) ^ engine.value_of_set(rest)? == target {
+                return Ok(Some(Placement { row: p / 16 + 1, column: p % 16 + 1 }));
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Game for Board {
+    type Move = Placement;
+
+    fn value(&self, solver: &mut Solver) -> Result<Value, Interrupted> {
+        let mut engine = Engine::new(solver);
+        Ok(Value::Nimber(engine.value_of_board(self.placements())?))
+    }
+
+    fn moves(&self) -> Box<dyn Iterator<Item = Placement> + '_> {
+        Box::new(self.placements().iter().map(|p| Placement { row: p / 16 + 1, column: p % 16 + 1 }))
+    }
+
+    fn play(&self, mv: &Placement) -> Board {
+        let mut next = self.clone();
+        for r in mv.row..=mv.row + 1 {
+            for c in mv.column..=mv.column + 1 {
+                if self.is_free(r, c) {
+                    next.free[r - 1] &= !(1 << (c - 1));
+                }
+            }
+        }
+        next
+    }
+
+    fn move_to(&self, target: Value, solver: &mut Solver) -> Result<Option<Placement>, Interrupted> {
+        let Value::Nimber(target) = target else {
+            return Ok(None);
+        };
+        let mut engine = Engine::new(solver);
+        let (parts, total) = self.component_values(&mut engine)?;
+        self.placement_to(target, &parts, total, &mut engine)
+    }
+
+    fn best_move(&self, solver: &mut Solver) -> Result<(Value, Option<Placement>), Interrupted> {
+        let mut engine = Engine::new(solver);
+        let (parts, total) = self.component_values(&mut engine)?;
+        let mv = if total == 0 {
+            self.moves().next()
+        } else {
+            self.placement_to(0, &parts, total, &mut engine)?
+        };
+        Ok((Value::Nimber(total), mv))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,490 @@
+//! Tests of the 2×2 placement game against a brute force written from the literal rules.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use super::bits::{transpose, Canonical, Placements};
+use super::strip::Strip;
+use super::window::{self, Window};
+use super::*;
+use crate::games::{Budget, GameTag, Memo, NoMemo, Outcome};
+
+/// The literal game: cells as a bitmask (`r·width + c`), a move blocks a 2×2 square of free
+/// cells; Grundy values memoized in a plain `HashMap`, no splitting, no symmetry.
+struct BruteForce {
+    squares: Vec<u64>,
+    memo: HashMap<u64, u64>,
+}
+
+impl BruteForce {
+    fn new(height: usize, width: usize) -> BruteForce {
+        let mut squares = Vec::new();
+        for r in 0..height.saturating_sub(1) {
+            for c in 0..width.saturating_sub(1) {
+                let at = r * width + c;
+                squares.push(1 << at | 1 << (at + 1) | 1 << (at + width) | 1 << (at + width + 1));
+            }
+        }
+        BruteForce { squares, memo: HashMap::new() }
+    }
+
+    fn grundy(&mut self, free: u64) -> u64 {
+        if let Some(&g) = self.memo.get(&free) {
+            return g;
+        }
+        let mut options = Vec::new();
+        for i in 0..self.squares.len() {
+            let square = self.squares[i];
+            if free & square == square {
+                options.push(self.grundy(free & !square));
+            }
+        }
+        let g = crate::games::mex(options);
+        self.memo.insert(free, g);
+        g
+    }
+}
+
+/// The rows of a `height`×`width` board whose free cells are the bits of `free`.
+fn rows_of(height: usize, width: usize, free: u64) -> Vec<String> {
+    (0..height)
+        .map(|r| (0..width).map(|c| if free >> (r * width + c) & 1 == 1 { '0' } else { '1' }).collect())
+        .collect()
+}
+
+fn board(rows: &[&str]) -> Board {
+    let rows: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
+    Board::new(&rows).expect("test boards are valid")
+}
+
+fn full(height: usize, width: usize) -> Board {
+    Board::new(&vec!["0".repeat(width); height]).expect("test boards are valid")
+}
+
+fn value(board: &Board) -> u64 {
+    let mut solver = Solver::in_memory();
+    board.value(&mut solver).expect("no deadline").nimber().expect("normal play")
+}
+
+/// SplitMix64: a tiny deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A random `height`×`width` board with at most `max_free` free cells, as a bitmask.
+fn random_free(rng: &mut Rng, height: usize, width: usize, max_free: u32) -> u64 {
+    let cells = height * width;
+    let mut free = if cells == 64 { u64::MAX } else { (1u64 << cells) - 1 };
+    while free.count_ones() > max_free {
+        free &= !(1 << rng.below(cells));
+    }
+    free
+}
+
+#[test]
+fn agrees_with_brute_force_on_every_board_up_to_4x4_and_2x7() {
+    let mut sizes: Vec<(usize, usize)> = (1..=4).flat_map(|h| (1..=4).map(move |w| (h, w))).collect();
+    sizes.push((2, 7));
+    sizes.push((7, 2));
+    for (height, width) in sizes {
+        let mut brute = BruteForce::new(height, width);
+        for free in 0..1u64 << (height * width) {
+            let rows = rows_of(height, width, free);
+            let board = Board::new(&rows).expect("generated boards are valid");
+            assert_eq!(value(&board), brute.grundy(free), "board {rows:?}");
+        }
+    }
+}
+
+#[test]
+fn agrees_with_brute_force_on_random_boards() {
+    let mut rng = Rng(1760);
+    for round in 0..400 {
+        let (height, width) = if round % 2 == 0 {
+            (2 + rng.below(5), 2 + rng.below(5))
+        } else {
+            (2 + rng.below(7), 2 + rng.below(7))
+        };
+        let max_free = if round % 10 == 0 { 28 } else { 20 };
+        let free = random_free(&mut rng, height, width, max_free);
+        let rows = rows_of(height, width, free);
+        let mut brute = BruteForce::new(height, width);
+        let board = Board::new(&rows).expect("generated boards are valid");
+        assert_eq!(value(&board), brute.grundy(free), "board {rows:?}");
+    }
+}
+
+/// Node Kayles on the placements of a board (at most 11×11 of them), by full mex over options
+/// and splitting into components, memoized per set, without symmetry: an independent check of
+/// the engine on boards too large for [`BruteForce`].
+struct PlainKayles {
+    overlapping: Vec<u128>,
+    memo: HashMap<u128, u64>,
+}
+
+impl PlainKayles {
+    fn new(board: &Board) -> (PlainKayles, u128) {
+        let (rows, columns) = (board.height() - 1, board.width() - 1);
+        assert!(rows <= 11 && columns <= 11);
+        let mut set = 0u128;
+        let mut overlapping = vec![0u128; 121];
+        for r in 0..rows {
+            for c in 0..columns {
+                let square = [(r, c), (r, c + 1), (r + 1, c), (r + 1, c + 1)];
+                if square.iter().all(|&(i, j)| board.is_free(i + 1, j + 1)) {
+                    set |= 1 << (r * 11 + c);
+                }
+                for i in r.saturating_sub(1)..=(r + 1).min(rows - 1) {
+                    for j in c.saturating_sub(1)..=(c + 1).min(columns - 1) {
+                        overlapping[r * 11 + c] |= 1 << (i * 11 + j);
+                    }
+                }
+            }
+        }
+        (PlainKayles { overlapping, memo: HashMap::new() }, set)
+    }
+
+    fn component_of(&self, set: u128) -> u128 {
+        let mut part = set & set.wrapping_neg();
+        loop {
+            let mut grown = part;
+            let mut rest = part;
+            while rest != 0 {
+                grown |= self.overlapping[rest.trailing_zeros() as usize] & set;
+                rest &= rest - 1;
+            }
+            if grown == part {
+                return part;
+            }
+            part = grown;
+        }
+    }
+
+    fn value(&mut self, mut set: u128) -> u64 {
+        let mut total = 0;
+        while set != 0 {
+            let part = self.component_of(set);
+            set &= !part;
+            total ^= self.connected(part);
+        }
+        total
+    }
+
+    fn connected(&mut self, part: u128) -> u64 {
+        if let Some(&g) = self.memo.get(&part) {
+            return g;
+        }
+        let mut options = Vec::new();
+        let mut rest = part;
+        while rest != 0 {
+            let p = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            options.push(self.value(part & !self.overlapping[p]));
+        }
+        let g = crate::games::mex(options);
+        self.memo.insert(part, g);
+        g
+    }
+}
+
+#[test]
+fn agrees_with_plain_component_search_on_larger_boards() {
+    let mut rng = Rng(2024);
+    let mut wide_components = 0;
+    for round in 0..45 {
+        // 9×9 boards (windows only), 10×10 to 12×12 boards (components wider than a window).
+        let side = if round < 30 { 9 } else { 10 + rng.below(3) };
+        let cells = side * side;
+        let blocked = if round < 30 { 8 + rng.below(20) } else { cells / 5 + rng.below(cells / 8) };
+        let mut free = vec![true; cells];
+        for _ in 0..blocked {
+            free[rng.below(cells)] = false;
+        }
+        let rows: Vec<String> =
+            free.chunks(side).map(|row| row.iter().map(|&f| if f { '0' } else { '1' }).collect()).collect();
+        let board = Board::new(&rows).expect("generated boards are valid");
+        let (mut plain, set) = PlainKayles::new(&board);
+        assert_eq!(value(&board), plain.value(set), "board {rows:?}");
+        let wide = |part: Placements| {
+            let (_, height, width) = part.at_origin();
+            height > 8 || width > 8
+        };
+        wide_components += board.placements().components().filter(|&part| wide(part)).count();
+    }
+    // The larger boards do exercise the search on the whole grid.
+    assert!(wide_components >= 5, "{wide_components}");
+}
+
+#[test]
+fn agrees_with_brute_force_on_contest_size_boards() {
+    // 7×7 boards with 9 blocked border cells: 40 free cells, the most placements the limit allows.
+    let mut rng = Rng(1760);
+    let border: Vec<usize> = (0..49).filter(|i| [i / 7, i % 7].iter().any(|&x| x == 0 || x == 6)).collect();
+    for _ in 0..40 {
+        let mut free = (1u64 << 49) - 1;
+        while free.count_ones() > 40 {
+            free &= !(1 << border[rng.below(border.len())]);
+        }
+        let rows = rows_of(7, 7, free);
+        let board = Board::new(&rows).expect("generated boards are valid");
+        assert_eq!(value(&board), BruteForce::new(7, 7).grundy(free), "board {rows:?}");
+    }
+}
+
+/// The octal game 0.137 from its own definition: from a heap, remove 1 token only if it is the
+/// whole heap; remove 2 leaving one heap or none; remove 3 leaving zero, one or two heaps.
+fn octal_0137(up_to: usize) -> Vec<u64> {
+    let mut values = vec![0u64; up_to + 1];
+    for n in 1..=up_to {
+        let mut options = Vec::new();
+        if n == 1 {
+            options.push(0);
+        }
+        if n >= 2 {
+            options.push(values[n - 2]);
+        }
+        if n >= 3 {
+            for left in 0..=n - 3 {
+                options.push(values[left] ^ values[n - 3 - left]);
+            }
+        }
+        values[n] = crate::games::mex(options);
+    }
+    values
+}
+
+#[test]
+fn full_two_row_boards_are_octal_0137_and_three_rows_match() {
+    let octal = octal_0137(60);
+    // The known period of 0.137 (34, last exception at 51) confirms the independent table.
+    assert!((52..=60).all(|n| octal[n] == octal[n - 34]));
+    for n in 1..=MAX_SIDE {
+        let two = value(&full(2, n));
+        assert_eq!(two, octal[n - 1], "2x{n}");
+        assert_eq!(value(&full(n, 2)), two, "{n}x2");
+        assert_eq!(value(&full(3, n)), two, "3x{n}");
+        assert_eq!(value(&full(n, 3)), two, "{n}x3");
+    }
+}
+
+#[test]
+fn hdu_1760_samples() {
+    let first = full(4, 4);
+    assert_eq!(first.value(&mut Solver::in_memory()).map(Value::outcome), Ok(Outcome::NextPlayerWins));
+    let second = board(&["0000", "0010", "0100", "0000"]);
+    assert_eq!(second.value(&mut Solver::in_memory()).map(Value::outcome), Ok(Outcome::PreviousPlayerWins));
+}
+
+#[test]
+fn best_move_and_move_to_reach_their_targets() {
+    let mut rng = Rng(42);
+    let mut boards: Vec<Board> = (4..=8).map(|n| full(n, n)).collect();
+    for _ in 0..60 {
+        let (height, width) = (2 + rng.below(6), 2 + rng.below(6));
+        let free = random_free(&mut rng, height, width, 30);
+        boards.push(Board::new(&rows_of(height, width, free)).expect("generated boards are valid"));
+    }
+    for board in boards {
+        let mut solver = Solver::in_memory();
+        let (v, mv) = board.best_move(&mut solver).expect("no deadline");
+        let g = v.nimber().expect("normal play");
+        assert_eq!(Value::Nimber(g), board.value(&mut solver).expect("no deadline"));
+        match mv {
+            None => assert_eq!(board.moves().count(), 0),
+            Some(mv) => {
+                assert!(board.moves().any(|m| m == mv));
+                let after = value(&board.play(&mv));
+                if g != 0 {
+                    assert_eq!(after, 0, "winning move {mv:?} on {:?}", board.rows());
+                }
+            }
+        }
+        for target in 0..g {
+            let mv = board.move_to(Value::Nimber(target), &mut solver).expect("no deadline");
+            let mv = mv.expect("every smaller value is an option");
+            assert_eq!(value(&board.play(&mv)), target);
+        }
+    }
+}
+
+#[test]
+fn value_is_invariant_under_the_symmetries_of_the_board() {
+    let mut rng = Rng(7);
+    for _ in 0..40 {
+        let (height, width) = (2 + rng.below(7), 2 + rng.below(7));
+        let free = random_free(&mut rng, height, width, 40);
+        let rows = rows_of(height, width, free);
+        let cell = |r: usize, c: usize| rows[r].as_bytes()[c] as char;
+        let turned: Vec<String> = (0..width).map(|c| (0..height).rev().map(|r| cell(r, c)).collect()).collect();
+        let mirrored: Vec<String> = rows.iter().map(|r| r.chars().rev().collect()).collect();
+        let g = value(&Board::new(&rows).expect("valid"));
+        assert_eq!(value(&Board::new(&turned).expect("valid")), g);
+        assert_eq!(value(&Board::new(&mirrored).expect("valid")), g);
+    }
+}
+
+#[test]
+fn canonical_form_is_shared_by_all_images() {
+    let mut rng = Rng(99);
+    for _ in 0..200 {
+        let mut rows = [0u16; 16];
+        for row in rows.iter_mut().take(GRID) {
+            *row = (rng.next() as u16) & 0x7FFF;
+        }
+        assert_eq!(transpose(transpose(rows)), rows);
+        let set = Placements::from_rows(&rows);
+        let t = transpose(rows);
+        for r in 0..16 {
+            for c in 0..16 {
+                assert_eq!(rows[r] >> c & 1, t[c] >> r & 1);
+            }
+        }
+        let mirrored: [u16; 16] = std::array::from_fn(|r| rows[r].reverse_bits() >> 1);
+        let flipped: [u16; 16] = std::array::from_fn(|r| if r < GRID { rows[GRID - 1 - r] } else { 0 });
+        let canonical = Canonical::of(set);
+        for image in [t, mirrored, flipped] {
+            assert_eq!(Canonical::of(Placements::from_rows(&image)), canonical);
+        }
+    }
+}
+
+#[test]
+fn window_canonical_form_is_shared_by_all_images() {
+    let mut rng = Rng(5);
+    for round in 0..2000 {
+        // Sparse and dense sets, shifted anywhere in the window.
+        let mut x = rng.next() & rng.next() | if round % 2 == 0 { rng.next() } else { 0 };
+        x >>= rng.below(20);
+        if x == 0 {
+            continue;
+        }
+        let t = window::transpose(x);
+        for r in 0..8 {
+            for c in 0..8 {
+                assert_eq!(x >> (8 * r + c) & 1, t >> (8 * c + r) & 1);
+            }
+        }
+        let mirrored = x.reverse_bits().swap_bytes();
+        let canonical = |x: u64| {
+            let (origin, height, width) = Window(x).at_origin();
+            origin.canonical(height, width)
+        };
+        let expected = canonical(x);
+        for image in [t, mirrored, x.swap_bytes(), t.swap_bytes()] {
+            assert_eq!(canonical(image), expected);
+        }
+        // The same set on the whole grid has the same value either way.
+        let rows: [u16; 16] = std::array::from_fn(|r| if r < 8 { u16::from((x >> (8 * r)) as u8) } else { 0 });
+        assert_eq!(Placements::from_rows(&rows).len(), Window(x).len());
+    }
+}
+
+#[test]
+fn strip_canonical_form_is_shared_by_all_images() {
+    let mut rng = Rng(11);
+    for _ in 0..2000 {
+        let (height, width) = (1 + rng.below(8), 9 + rng.below(7));
+        let mut rows = [0u16; 8];
+        for row in rows.iter_mut().take(height) {
+            *row = (rng.next() & rng.next()) as u16 & ((1 << width) - 1);
+        }
+        let strip = Strip::from_rows(&rows);
+        if strip.len() == 0 {
+            continue;
+        }
+        let (origin, h, w) = strip.at_origin();
+        let expected = origin.canonical(h, w);
+        let flipped: Vec<u16> = rows[..height].iter().rev().copied().collect();
+        let mirrored: Vec<u16> = rows[..height].iter().map(|r| r.reverse_bits() >> (16 - width)).collect();
+        for image in [flipped, mirrored] {
+            let (origin, h2, w2) = Strip::from_rows(&image).at_origin();
+            assert_eq!((h2, w2), (h, w));
+            assert_eq!(origin.canonical(h2, w2), expected);
+        }
+        for symmetry in 0..4 {
+            let image = origin.image(h, w, symmetry);
+            assert_eq!(image.len(), origin.len());
+            assert_eq!(image.at_origin(), (image, h, w));
+        }
+    }
+}
+
+#[test]
+fn moves_are_row_major_and_play_blocks_the_square() {
+    let b = board(&["000", "000", "001"]);
+    let moves: Vec<Placement> = b.moves().collect();
+    let expected = [(1, 1), (1, 2), (2, 1)].map(|(row, column)| Placement { row, column });
+    assert_eq!(moves, expected);
+    let after = b.play(&Placement { row: 1, column: 2 });
+    assert_eq!(after.rows(), ["011", "011", "001"]);
+    assert_eq!((after.height(), after.width()), (3, 3));
+    assert!(after.is_free(1, 1) && !after.is_free(1, 2) && !after.is_free(4, 1));
+    assert_eq!(board(&["..#", "#.."]).rows(), ["001", "100"]);
+}
+
+#[test]
+fn board_errors_name_the_field() {
+    let rows = |rows: &[&str]| -> Vec<String> { rows.iter().map(|r| r.to_string()).collect() };
+    assert_eq!(Board::new(&[]), Err(TetrisError::Empty));
+    assert_eq!(Board::new(&rows(&[""])), Err(TetrisError::Empty));
+    assert_eq!(Board::new(&rows(&["0"; 17])), Err(TetrisError::TooManyRows { rows: 17 }));
+    let wide = "0".repeat(17);
+    assert_eq!(Board::new(&rows(&[&wide])), Err(TetrisError::TooManyColumns { columns: 17 }));
+    let ragged = Board::new(&rows(&["000", "000", "00"])).unwrap_err();
+    assert_eq!(ragged, TetrisError::RaggedRow { row: 2, length: 2, expected: 3 });
+    assert_eq!(ragged.to_string(), "tetris.rows[2] has 2 columns but tetris.rows[0] has 3");
+    let bad = Board::new(&rows(&["000", "0x0"])).unwrap_err();
+    assert_eq!(bad, TetrisError::BadCell { row: 1, column: 2, found: 'x' });
+    assert!(bad.to_string().starts_with("tetris.rows[1] column 2 is 'x'"));
+    assert!(TetrisError::TooManyRows { rows: 17 }.to_string().contains("limit is 16"));
+    assert!(Board::new(&rows(&["0"; 16])).is_ok());
+}
+
+/// A persistent memo kept in memory.
+#[derive(Default)]
+struct FakeMemo(Mutex<HashMap<Vec<u8>, u64>>);
+
+impl Memo for FakeMemo {
+    fn get(&self, game: GameTag, key: &[u8]) -> Option<u64> {
+        assert_eq!(game, GameTag::Tetris);
+        self.0.lock().expect("not poisoned").get(key).copied()
+    }
+    fn put(&self, game: GameTag, key: &[u8], value: u64) {
+        assert_eq!(game, GameTag::Tetris);
+        self.0.lock().expect("not poisoned").insert(key.to_vec(), value);
+    }
+    fn flush(&self) {}
+}
+
+#[test]
+fn persistent_memo_makes_a_second_solve_free_and_deadlines_interrupt() {
+    let memo = FakeMemo::default();
+    let board = full(7, 7);
+    let mut first = Solver::new(Budget::unlimited(), &memo);
+    let v = board.value(&mut first).expect("no deadline");
+    assert!(first.stats.positions_computed > 0);
+    assert!(!memo.0.lock().expect("not poisoned").is_empty());
+    assert_eq!(v, Value::Nimber(value(&board)));
+
+    let mut second = Solver::new(Budget::unlimited(), &memo);
+    assert_eq!(board.value(&mut second), Ok(v));
+    assert_eq!(second.stats.positions_computed, 0);
+    assert!(second.stats.cache_hits > 0);
+
+    let expired = Budget::new(Some(Instant::now()), Default::default());
+    let mut late = Solver::new(expired, &NoMemo);
+    assert_eq!(full(10, 10).value(&mut late), Err(Interrupted::DeadlineExceeded));
+}

@@ -1,0 +1,21 @@
+//! nimber: a gRPC service that solves impartial combinatorial games by Sprague–Grundy theory.
+//!
+//! Data flows one way: [`service`] decodes a request and [`convert`]s it into a [`games::Position`]
+//! (valid by construction), the engine in [`games`] computes values and moves (expensive ones
+//! memoized in the [`cache`]), and the answer is converted back to protobuf.
+
+pub mod cache;
+pub mod convert;
+pub mod games;
+pub mod judge;
+pub mod server;
+pub mod service;
+
+/// The generated protobuf messages and tonic service of `nimber.v1`.
+pub mod proto {
+    #![allow(missing_docs, clippy::all)]
+    tonic::include_proto!("nimber.v1");
+
+    /// The encoded file descriptor set, served by gRPC reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("nimber_descriptor");
+}

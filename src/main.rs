@@ -1,0 +1,110 @@
+//! The `nimber` command line: `serve` runs the gRPC service, `judge` speaks the original problems'
+//! formats over standard input and output.
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use nimber::cache::Store;
+use nimber::games::{Budget, Memo, NoMemo, Solver, DEFAULT_TABLE_LIMIT};
+use nimber::judge::{judge, Problem};
+use nimber::server::{shutdown_signal, Server, ServerConfig};
+
+/// Solves impartial combinatorial games by Sprague–Grundy theory.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs the gRPC service (nimber.v1.Solver, reflection, health).
+    Serve(ServeArgs),
+    /// Reads an original problem's input on stdin and prints its exact expected output.
+    Judge {
+        /// Which problem's format.
+        #[arg(value_enum)]
+        problem: Problem,
+        /// Memoize in the sled store in this directory (default: compute in memory only).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "NIMBER_LISTEN", default_value = "127.0.0.1:50051")]
+    listen: SocketAddr,
+    /// Directory of the sled store (created when missing).
+    #[arg(long, env = "NIMBER_DATA_DIR", default_value = "nimber-data")]
+    data_dir: PathBuf,
+    /// Server-side maximum time of one solve, in milliseconds, whatever the caller's deadline.
+    #[arg(long, env = "NIMBER_MAX_SOLVE_MS", default_value_t = 60_000)]
+    max_solve_ms: u64,
+    /// Most entries of each in-memory table (the store's, and a game's within one solve).
+    #[arg(long, env = "NIMBER_TABLE_ENTRIES", default_value_t = DEFAULT_TABLE_LIMIT)]
+    table_entries: usize,
+    /// Largest request message accepted, in bytes.
+    #[arg(long, env = "NIMBER_MAX_MESSAGE_BYTES", default_value_t = 16 * 1024 * 1024)]
+    max_message_bytes: usize,
+    /// After SIGINT/SIGTERM, how long in-flight calls may take to finish, in milliseconds.
+    #[arg(long, env = "NIMBER_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
+    shutdown_grace_ms: u64,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match Cli::parse().command {
+        Command::Serve(args) => serve(args),
+        Command::Judge { problem, data_dir } => run_judge(problem, data_dir),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("nimber: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let config = ServerConfig {
+        data_dir: args.data_dir,
+        max_solve_time: Duration::from_millis(args.max_solve_ms),
+        table_limit: args.table_entries,
+        max_message_bytes: args.max_message_bytes,
+        shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
+    };
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let server = Server::bind(args.listen, config).await?;
+        // One line on stdout that scripts and tests wait for (the port is known when 0 was asked).
+        println!("nimber listening on {}", server.local_addr()?);
+        server.run(shutdown_signal()).await
+    })
+}
+
+fn run_judge(problem: Problem, data_dir: Option<PathBuf>) -> anyhow::Result<()> {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input)?;
+    let store = data_dir.map(|dir| Store::open(&dir, DEFAULT_TABLE_LIMIT)).transpose()?;
+    let memo: &dyn Memo = match &store {
+        Some(store) => store,
+        None => &NoMemo,
+    };
+    let output = judge(problem, &input, &mut Solver::new(Budget::unlimited(), memo))?;
+    print!("{output}");
+    Ok(())
+}
