@@ -2,6 +2,7 @@
 //! the field and the limit), answers become protobuf messages. No game rules live here: each game's
 //! validating constructor decides what is legal.
 
+use crate::games::analysis::{self, Analysis};
 use crate::games::sum::{self, Sum};
 use crate::games::{
     cutting, diagonal_walk, reclamation, stone_boxes, tetris, Move, Outcome, Position, Stats, Value,
@@ -170,5 +171,53 @@ pub fn stats_to_proto(stats: Stats, elapsed: std::time::Duration) -> proto::Stat
         positions_computed: stats.positions_computed,
         cache_hits: stats.cache_hits,
         elapsed_micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+    }
+}
+
+/// The page of an Analyze request: where it starts (from `page_token`) and how many moves it lists.
+pub fn page_from_proto(limit: u32, page_token: &str) -> Result<(u128, usize), InvalidArgument> {
+    let limit = match limit as usize {
+        0 => analysis::DEFAULT_LIMIT,
+        limit if limit > analysis::MAX_LIMIT => {
+            return Err(invalid(format!("limit ({limit}) exceeds the maximum of {}", analysis::MAX_LIMIT)))
+        }
+        limit => limit,
+    };
+    let offset = if page_token.is_empty() {
+        0
+    } else {
+        page_token
+            .strip_prefix(PAGE_TOKEN_PREFIX)
+            .and_then(|offset| offset.parse().ok())
+            .ok_or_else(|| invalid("page_token is not a next_page_token of this server"))?
+    };
+    Ok((offset, limit))
+}
+
+/// Page tokens are this prefix followed by the offset in decimal.
+const PAGE_TOKEN_PREFIX: &str = "offset:";
+
+/// The protobuf form of an analysis.
+pub fn analysis_to_proto(analysis: &Analysis<Move>, stats: proto::Stats) -> proto::AnalyzeResponse {
+    let saturate = |count: u128| u64::try_from(count).unwrap_or(u64::MAX);
+    proto::AnalyzeResponse {
+        outcome: outcome_to_proto(analysis.value) as i32,
+        grundy: analysis.value.nimber(),
+        moves: analysis
+            .moves
+            .iter()
+            .map(|move_value| proto::MoveAnalysis {
+                r#move: Some(move_to_proto(&move_value.mv)),
+                outcome: outcome_to_proto(move_value.value) as i32,
+                grundy: move_value.value.nimber(),
+                winning: move_value.is_winning(),
+            })
+            .collect(),
+        total_moves: saturate(analysis.total_moves),
+        winning_moves: saturate(analysis.winning_moves),
+        total_moves_exact: analysis.total_moves.to_string(),
+        winning_moves_exact: analysis.winning_moves.to_string(),
+        next_page_token: analysis.next_offset.map(|offset| format!("{PAGE_TOKEN_PREFIX}{offset}")).unwrap_or_default(),
+        stats: Some(stats),
     }
 }

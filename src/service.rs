@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
 use crate::cache::Store;
 use crate::convert::{self, InvalidArgument};
-use crate::games::{Budget, Game, Interrupted, Solver, Stats, Value};
+use crate::games::{analysis, Budget, Game, Interrupted, Position, Solver, Stats};
 use crate::proto;
 
 /// How the engine runs: where it memoizes and how long and how big a solve may get.
@@ -75,16 +76,18 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// The deadline of a call: the caller's `grpc-timeout` (less a small margin, so that the answer
-/// `DEADLINE_EXCEEDED` reaches the caller before its own timer fires) capped by the server maximum.
-fn deadline_of(metadata: &tonic::metadata::MetadataMap, max_solve_time: Duration) -> Instant {
+/// The caller's deadline, from its `grpc-timeout` less a margin (a quarter, at most 100 ms), so that our answer
+/// `DEADLINE_EXCEEDED` reaches the caller before its own timer fires.
+fn caller_deadline(metadata: &tonic::metadata::MetadataMap) -> Option<Instant> {
+    let timeout = metadata.get("grpc-timeout")?.to_str().ok().and_then(parse_grpc_timeout)?;
+    Instant::now().checked_add(timeout.saturating_sub((timeout / 4).min(Duration::from_millis(100))))
+}
+
+/// The deadline of one solve: the caller's, capped by the server's maximum solve time.
+fn solve_deadline(caller: Option<Instant>, max_solve_time: Duration) -> Instant {
     let now = Instant::now();
-    let requested = metadata
-        .get("grpc-timeout")
-        .and_then(|value| value.to_str().ok())
-        .and_then(parse_grpc_timeout)
-        .map(|timeout| timeout.saturating_sub((timeout / 10).min(Duration::from_millis(50))));
-    now + requested.map_or(max_solve_time, |timeout| timeout.min(max_solve_time))
+    let cap = now.checked_add(max_solve_time).unwrap_or(now + Duration::from_secs(86_400 * 365));
+    caller.map_or(cap, |deadline| deadline.min(cap))
 }
 
 /// Parses a `grpc-timeout` header value: up to 8 digits and a unit (H, M, S, m, u, n).
@@ -111,53 +114,58 @@ impl SolverService {
         Self { engine }
     }
 
-    /// Runs `work` on the blocking pool with a solver bound to `deadline`, flushes the memo, and
-    /// returns the result with the solve's statistics and duration.
+    /// Runs `work` with a solver bound to `deadline` (on the blocking pool unless `position` is
+    /// cheap), flushes the memo, and returns the result with the solve's statistics and duration.
     async fn run<T: Send + 'static>(
         &self,
+        position: Position,
         deadline: Instant,
-        work: impl FnOnce(&mut Solver) -> Result<T, Interrupted> + Send + 'static,
+        work: impl FnOnce(&Position, &mut Solver) -> Result<T, Interrupted> + Send + 'static,
     ) -> Result<(T, Stats, Duration), ServiceError> {
         let cancelled = Arc::new(AtomicBool::new(false));
         let _cancel_on_drop = CancelOnDrop(cancelled.clone());
         let engine = self.engine.clone();
-        let joined = tokio::task::spawn_blocking(move || {
+        let cheap = position.is_cheap();
+        let job = move || {
             let started = Instant::now();
             let mut solver = Solver::new(Budget::new(Some(deadline), cancelled), &*engine.store);
             solver.table_limit = engine.table_limit;
-            let result = work(&mut solver);
+            let result = work(&position, &mut solver);
             crate::games::Memo::flush(&*engine.store);
             result.map(|answer| (answer, solver.stats, started.elapsed()))
-        })
-        .await;
-        match joined {
+        };
+        if cheap {
+            return job().map_err(ServiceError::from);
+        }
+        match tokio::task::spawn_blocking(job).await {
             Ok(result) => result.map_err(ServiceError::from),
             Err(error) => Err(ServiceError::Internal(format!("the solve failed: {error}"))),
         }
     }
 
-    async fn solve_position(&self, request: Request<proto::SolveRequest>) -> Result<proto::SolveResponse, ServiceError> {
-        let deadline = deadline_of(request.metadata(), self.engine.max_solve_time);
-        let position = convert::position_from_proto(request.into_inner().position)?;
-        let (value, stats, elapsed) = self.run(deadline, move |solver| position.value(solver)).await?;
+    async fn solve_position(&self, request: proto::SolveRequest, deadline: Instant) -> Result<proto::SolveResponse, ServiceError> {
+        let position = convert::position_from_proto(request.position)?;
+        let (value, stats, elapsed) = self.run(position, deadline, |position, solver| position.value(solver)).await?;
         Ok(proto::SolveResponse {
             outcome: convert::outcome_to_proto(value) as i32,
             grundy: value.nimber(),
             stats: Some(convert::stats_to_proto(stats, elapsed)),
+            id: request.id,
+            error: None,
         })
     }
 
     async fn best_move_of(&self, request: Request<proto::BestMoveRequest>) -> Result<proto::BestMoveResponse, ServiceError> {
-        let deadline = deadline_of(request.metadata(), self.engine.max_solve_time);
+        let deadline = solve_deadline(caller_deadline(request.metadata()), self.engine.max_solve_time);
         let position = convert::position_from_proto(request.into_inner().position)?;
         let ((value, best), stats, elapsed) = self
-            .run(deadline, move |solver| {
+            .run(position, deadline, |position, solver| {
                 let (value, mv) = position.best_move(solver)?;
                 let best = mv.map(|mv| {
                     let after = position.play(&mv);
                     (mv, after)
                 });
-                Ok::<(Value, Option<_>), Interrupted>((value, best))
+                Ok((value, best))
             })
             .await?;
         let (mv, after) = match best {
@@ -172,6 +180,54 @@ impl SolverService {
             stats: Some(convert::stats_to_proto(stats, elapsed)),
         })
     }
+
+    async fn analyze_position(&self, request: Request<proto::AnalyzeRequest>) -> Result<proto::AnalyzeResponse, ServiceError> {
+        let deadline = solve_deadline(caller_deadline(request.metadata()), self.engine.max_solve_time);
+        let request = request.into_inner();
+        let position = convert::position_from_proto(request.position)?;
+        let (offset, limit) = convert::page_from_proto(request.limit, &request.page_token)?;
+        let (analysis, stats, elapsed) = self
+            .run(position, deadline, move |position, solver| analysis::analyze(position, offset, limit, solver))
+            .await?;
+        Ok(convert::analysis_to_proto(&analysis, convert::stats_to_proto(stats, elapsed)))
+    }
+
+    /// One item of a stream: its answer, or its error in the response.
+    async fn solve_item(&self, request: proto::SolveRequest, deadline: Instant) -> proto::SolveResponse {
+        let id = request.id.clone();
+        match self.solve_position(request, deadline).await {
+            Ok(response) => response,
+            Err(error) => {
+                let status = to_status(error);
+                tracing::info!(rpc = "SolveStream", code = ?status.code(), message = status.message(), "item failed");
+                proto::SolveResponse {
+                    id,
+                    error: Some(proto::ItemError {
+                        code: status.code() as u32,
+                        code_name: code_name(status.code()),
+                        message: status.message().to_string(),
+                    }),
+                    ..Default::default()
+                }
+            }
+        }
+    }
+}
+
+/// How many items of one stream are solved at once.
+const STREAM_PARALLELISM: usize = 64;
+
+/// The canonical name of a status code, e.g. `INVALID_ARGUMENT`.
+fn code_name(code: tonic::Code) -> String {
+    let words = format!("{code:?}");
+    let mut name = String::with_capacity(words.len() + 4);
+    for (i, c) in words.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(c.to_ascii_uppercase());
+    }
+    name
 }
 
 /// Logs a failed call (its code, never the position) and converts the error to its status.
@@ -183,10 +239,14 @@ fn respond<T>(rpc: &'static str, result: Result<T, ServiceError>) -> Result<Resp
     })
 }
 
+/// The stream of SolveStream responses.
+pub type SolveResponses = std::pin::Pin<Box<dyn Stream<Item = Result<proto::SolveResponse, Status>> + Send>>;
+
 #[tonic::async_trait]
 impl proto::solver_server::Solver for SolverService {
     async fn solve(&self, request: Request<proto::SolveRequest>) -> Result<Response<proto::SolveResponse>, Status> {
-        respond("Solve", self.solve_position(request).await)
+        let deadline = solve_deadline(caller_deadline(request.metadata()), self.engine.max_solve_time);
+        respond("Solve", self.solve_position(request.into_inner(), deadline).await)
     }
 
     async fn best_move(
@@ -195,11 +255,46 @@ impl proto::solver_server::Solver for SolverService {
     ) -> Result<Response<proto::BestMoveResponse>, Status> {
         respond("BestMove", self.best_move_of(request).await)
     }
+
+    async fn analyze(&self, request: Request<proto::AnalyzeRequest>) -> Result<Response<proto::AnalyzeResponse>, Status> {
+        respond("Analyze", self.analyze_position(request).await)
+    }
+
+    type SolveStreamStream = SolveResponses;
+
+    /// Items are solved up to [`STREAM_PARALLELISM`] at once and answered in request order; each
+    /// item gets the server's maximum solve time, within the stream's own deadline.
+    async fn solve_stream(
+        &self,
+        request: Request<tonic::Streaming<proto::SolveRequest>>,
+    ) -> Result<Response<SolveResponses>, Status> {
+        let stream_deadline = caller_deadline(request.metadata());
+        let service = self.clone();
+        let responses = request
+            .into_inner()
+            .map(move |item| {
+                let service = service.clone();
+                async move {
+                    let request = item?;
+                    let deadline = solve_deadline(stream_deadline, service.engine.max_solve_time);
+                    Ok(service.solve_item(request, deadline).await)
+                }
+            })
+            .buffered(STREAM_PARALLELISM);
+        Ok(Response::new(Box::pin(responses)))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_codes_have_their_canonical_names() {
+        assert_eq!(code_name(tonic::Code::InvalidArgument), "INVALID_ARGUMENT");
+        assert_eq!(code_name(tonic::Code::DeadlineExceeded), "DEADLINE_EXCEEDED");
+        assert_eq!(code_name(tonic::Code::Ok), "OK");
+    }
 
     #[test]
     fn grpc_timeouts_parse() {

@@ -25,7 +25,7 @@ fn stone_boxes(boxes: &[(u64, u64)]) -> proto::Position {
 }
 
 fn solve_request(position: proto::Position) -> proto::SolveRequest {
-    proto::SolveRequest { position: Some(position) }
+    proto::SolveRequest { position: Some(position), id: String::new() }
 }
 
 /// The engine's own answer for a position, computed in this process with no cache.
@@ -107,7 +107,7 @@ async fn bad_input_is_invalid_argument_naming_the_field_and_the_server_keeps_ser
     let server = TestServer::start();
     let mut client = server.client().await;
     let cases: Vec<(proto::SolveRequest, &str)> = vec![
-        (proto::SolveRequest { position: None }, "position"),
+        (proto::SolveRequest { position: None, id: String::new() }, "position"),
         (solve_request(proto::Position { game: None }), "position"),
         (solve_request(cutting(&[(3, 0)])), "cutting.pieces[0].height"),
         (solve_request(cutting(&vec![(2, 2); 100_001])), "100000"),

@@ -4,6 +4,7 @@
 mod core;
 pub use self::core::*;
 
+pub mod analysis;
 pub mod cutting;
 pub mod diagonal_walk;
 pub mod reclamation;
@@ -60,7 +61,26 @@ macro_rules! each_game {
     };
 }
 
+/// Positions with more items than this (pieces, boxes, cells, components) are not [`Position::is_cheap`].
+const CHEAP_ITEMS: usize = 1024;
+
 impl Position {
+    /// Whether solving is cheap enough to run anywhere: closed forms only (no 2×2-placement board,
+    /// which needs search) over at most a thousand or so items.
+    pub fn is_cheap(&self) -> bool {
+        fn items(position: &Position) -> Option<usize> {
+            match position {
+                Position::Cutting(paper) => Some(paper.pieces().len()),
+                Position::StoneBoxes(boxes) => Some(boxes.boxes().len()),
+                Position::Reclamation(strip) => Some(strip.reclaimed().len()),
+                Position::DiagonalWalk(_) => Some(1),
+                Position::Tetris(_) => None,
+                Position::Sum(sum) => sum.components().iter().map(items).sum(),
+            }
+        }
+        items(self).is_some_and(|count| count <= CHEAP_ITEMS)
+    }
+
     /// Whether the game is already over whatever else is in play: a cutting game holding a 1×1 piece
     /// (or a sum containing one). Such a position has no moves, and it ends any sum it is part of.
     pub fn is_finished(&self) -> bool {

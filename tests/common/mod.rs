@@ -72,3 +72,81 @@ impl Drop for TestServer {
         self.stop();
     }
 }
+
+/// The five games, for generating random positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Game {
+    /// Cutting game.
+    Cutting,
+    /// Stone boxes.
+    StoneBoxes,
+    /// More Reclamation.
+    Reclamation,
+    /// 2×2 placement.
+    Tetris,
+    /// Diagonal walk.
+    DiagonalWalk,
+}
+
+impl Game {
+    /// Every game.
+    pub const ALL: [Game; 5] = [Game::Cutting, Game::StoneBoxes, Game::Reclamation, Game::Tetris, Game::DiagonalWalk];
+}
+
+/// A random valid position of `game`: small sizes mostly (so brute force and search stay fast),
+/// sometimes huge ones for the closed-form games.
+pub fn random_position(random: &mut impl rand::Rng, game: Game) -> nimber::proto::Position {
+    use nimber::proto::{self, position::Game as P};
+    let huge = random.gen_bool(0.2);
+    let size = |random: &mut dyn rand::RngCore| -> u64 {
+        if huge { rand::Rng::gen_range(random, 1..=u64::MAX) } else { rand::Rng::gen_range(random, 1..=9) }
+    };
+    let game = match game {
+        Game::Cutting => P::Cutting(proto::Cutting {
+            pieces: (0..random.gen_range(1..=3))
+                .map(|_| proto::Piece { width: size(random).max(2), height: size(random).max(2) })
+                .collect(),
+        }),
+        Game::StoneBoxes => P::StoneBoxes(proto::StoneBoxes {
+            boxes: (0..random.gen_range(1..=3))
+                .map(|_| {
+                    let capacity = size(random).saturating_mul(if huge { 1 } else { 3 });
+                    proto::StoneBox { capacity, stones: random.gen_range(0..=capacity) }
+                })
+                .collect(),
+        }),
+        Game::Reclamation => {
+            let rows = if huge { random.gen_range(1..=u64::MAX) } else { random.gen_range(1..=12) };
+            let mut reclaimed: Vec<proto::Cell> = Vec::new();
+            for _ in 0..random.gen_range(0..=3) {
+                let cell = proto::Cell { row: random.gen_range(1..=rows), column: random.gen_range(1..=2) };
+                let conflicts = reclaimed.iter().any(|other| {
+                    other.row == cell.row || (other.column != cell.column && other.row.abs_diff(cell.row) <= 1)
+                });
+                if !conflicts {
+                    reclaimed.push(cell);
+                }
+            }
+            P::Reclamation(proto::Reclamation { rows, reclaimed })
+        }
+        Game::Tetris => {
+            let (height, width) = (random.gen_range(1..=6), random.gen_range(1..=6));
+            P::Tetris(proto::Tetris {
+                rows: (0..height)
+                    .map(|_| (0..width).map(|_| if random.gen_bool(0.2) { '1' } else { '0' }).collect())
+                    .collect(),
+            })
+        }
+        Game::DiagonalWalk => {
+            let (rows, columns) = (size(random), size(random));
+            P::DiagonalWalk(proto::DiagonalWalk {
+                rows,
+                columns,
+                step: if random.gen_bool(0.5) { random.gen_range(1..=3) } else { size(random) },
+                row: random.gen_range(1..=rows),
+                column: random.gen_range(1..=columns),
+            })
+        }
+    };
+    proto::Position { game: Some(game) }
+}

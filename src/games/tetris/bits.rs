@@ -6,7 +6,7 @@
 //! column cannot carry a placement into the next row unnoticed (results are always intersected
 //! with a set of placements).
 
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 
 /// Rows (and columns) of the placement grid a [`Placements`] can hold.
 pub const GRID: usize = 15;
@@ -230,7 +230,13 @@ impl Canonical {
 /// The image of the rows of a set lying in the `height`×`width` box at the origin (given with
 /// their transpose) under one of the 8 symmetries of that box: `symmetry` bit 2 transposes
 /// first, then bit 0 reverses the rows and bit 1 the columns. Returns the rows and the new size.
-fn image_of_rows(rows: [u16; 16], transposed: [u16; 16], height: usize, width: usize, symmetry: u8) -> ([u16; 16], usize, usize) {
+fn image_of_rows(
+    rows: [u16; 16],
+    transposed: [u16; 16],
+    height: usize,
+    width: usize,
+    symmetry: u8,
+) -> ([u16; 16], usize, usize) {
     let (image, h, w) = if symmetry & 4 != 0 { (transposed, width, height) } else { (rows, height, width) };
     let mut out = [0u16; 16];
     for (r, row) in out.iter_mut().take(h).enumerate() {
@@ -242,8 +248,9 @@ fn image_of_rows(rows: [u16; 16], transposed: [u16; 16], height: usize, width: u
 
 impl Placements {
     /// The options of a set in canonical form, one per class of options its symmetries map
-    /// onto each other (the least by rows), in row-major order of the placement played.
-    pub fn distinct_options(self) -> impl Iterator<Item = Placements> {
+    /// onto each other (the least by rows), in row-major order of the
+    /// placement played (its bit index comes with each).
+    pub fn distinct_options(self) -> impl Iterator<Item = (usize, Placements)> {
         let (_, height, width) = self.at_origin();
         let rows = self.rows();
         let transposed = transpose(rows);
@@ -255,7 +262,7 @@ impl Placements {
                 count += 1;
             }
         }
-        self.iter().map(move |p| self.without(Placements::overlapping(p))).filter(move |option| {
+        self.iter().map(move |p| (p, self.without(Placements::overlapping(p)))).filter(move |(_, option)| {
             if count == 0 {
                 return true;
             }
@@ -323,11 +330,13 @@ impl Hasher for FastHasher {
         self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 
+    fn write_u128(&mut self, word: u128) {
+        self.write_u64(word as u64);
+        self.write_u64((word >> 64) as u64);
+    }
+
     fn finish(&self) -> u64 {
         let h = (self.0 ^ (self.0 >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         h ^ (h >> 32)
     }
 }
-
-/// Builds [`FastHasher`]s.
-pub type FastHash = BuildHasherDefault<FastHasher>;

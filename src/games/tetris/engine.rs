@@ -1,20 +1,22 @@
 //! The Grundy values of sets of placements: Node Kayles on induced subgraphs of the king graph.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::bits::{memo_key, Canonical, FastHash, Placements};
 use super::bits::transpose as transpose_rows;
+use super::bits::{memo_key, Canonical, Placements};
 use super::strip::Strip;
+use super::table::Table;
 use super::window::{transpose, Window};
 use crate::games::{GameTag, Interrupted, Solver};
 
-/// Components with at least this many placements are looked up in and written to the persistent
-/// memo (top-level components of a solved board always are).
-pub const MEMO_MIN_PLACEMENTS: u32 = 8;
+/// Components with at least this many placements are looked up in the persistent memo (smaller
+/// ones take less time to solve than to look up); top-level components always are.
+pub const MEMO_MIN_PLACEMENTS: u32 = 12;
 
-/// Whether "has this component value t?" first looks for an option of value t.
-const WITNESS_FIRST: bool = true;
+/// A component of at least [`MEMO_MIN_PLACEMENTS`] is written to the persistent memo once solved
+/// if settling it took at least this many option evaluations (top-level components always are):
+/// what was expensive is never solved again, without flooding the store with cheap entries.
+pub const MEMO_MIN_WORK: u64 = 64;
 
 /// Search nodes between two budget checks.
 const CHECK_INTERVAL: u64 = 4096;
@@ -25,14 +27,14 @@ const PATH: [u8; 17] = path_values();
 
 const fn path_values() -> [u8; 17] {
     let mut values = [0u8; 17];
-    let mut n = 1;
+    let mut n: usize = 1;
     while n < 17 {
         // Playing vertex i deletes i-1, i, i+1 and leaves paths of i-1 and n-i-2 vertices.
         let mut seen: u64 = 0;
-        let mut i = 0;
+        let mut i: usize = 0;
         while i < n {
-            let left = if i >= 1 { i - 1 } else { 0 };
-            let right = if n >= i + 2 { n - i - 2 } else { 0 };
+            let left = i.saturating_sub(1);
+            let right = (n - i).saturating_sub(2);
             seen |= 1 << (values[left] ^ values[right]);
             i += 1;
         }
@@ -92,19 +94,23 @@ impl Knowledge {
     /// Option values below this one can be recorded.
     const EXCLUDABLE: u8 = 56;
 
+    /// The value is known.
     fn known(value: u8) -> Knowledge {
         Knowledge(u64::from(value + 1) << 56)
     }
 
+    /// The value, if known.
     fn exact(self) -> Option<u8> {
         ((self.0 >> 56) as u8).checked_sub(1)
     }
 
-    fn excludes(self, value: u8) -> bool {
+    /// Whether some option is known to have this value.
+    fn has_option_of(self, value: u8) -> bool {
         value < Knowledge::EXCLUDABLE && self.0 >> value & 1 == 1
     }
 
-    fn exclude(&mut self, value: u8) {
+    /// Record that some option has this value.
+    fn note_option_of(&mut self, value: u8) {
         if value < Knowledge::EXCLUDABLE {
             self.0 |= 1 << value;
         }
@@ -157,14 +163,12 @@ fn strip_kind(origin: Strip, size: u32, height: usize, width: usize) -> Kind {
 }
 
 /// A set of placements the search works on: a component in canonical form, or an option of one.
-trait Shape: Copy + Eq + std::hash::Hash {
+trait Shape: Copy + Eq + Default + std::hash::Hash {
     /// How many placements.
     fn size(self) -> u32;
-    /// For each placement in row-major order, the set without it and its neighbours (options
-    /// that a symmetry of the set maps onto an earlier one may be left out).
-    fn options(self) -> impl Iterator<Item = Self>;
-    /// The options, cheapest first (see [`order_options`]).
-    fn ordered_options(self) -> impl std::ops::Deref<Target = [Self]>;
+    /// The options (for each placement, the set without it and its neighbours; of options a
+    /// symmetry of the set maps onto each other, one), in the order to try them (see [`rank`]).
+    fn ordered_options(self) -> impl std::ops::Deref<Target = [(u32, Self)]>;
     /// The connected components.
     fn parts(self) -> impl Iterator<Item = Self>;
     /// How the value of a connected, non-empty set is found.
@@ -172,19 +176,21 @@ trait Shape: Copy + Eq + std::hash::Hash {
     /// The persistent memo key of a set in canonical form.
     fn memo_key(self) -> Vec<u8>;
     /// The engine's table for sets of this shape.
-    fn table<'t>(tables: &'t mut Tables) -> &'t mut HashMap<Self, Knowledge, FastHash>;
+    fn table(tables: &mut Tables) -> &mut Table<Self, Knowledge>;
 }
 
 impl Shape for Window {
     fn size(self) -> u32 {
         self.len()
     }
-    fn options(self) -> impl Iterator<Item = Window> {
-        self.distinct_options()
-    }
-    fn ordered_options(self) -> impl std::ops::Deref<Target = [Window]> {
-        let mut list = WindowOptions { items: [Window(0); 64], len: 0 };
-        list.len = order_options(self, &mut list.items);
+    fn ordered_options(self) -> impl std::ops::Deref<Target = [(u32, Window)]> {
+        let (_, height, width) = self.at_origin();
+        let mut list = WindowOptions { items: [(0, Window(0)); 64], len: 0 };
+        for (p, option) in self.distinct_options() {
+            list.items[list.len] = (rank(p / 8, p % 8, height, width, self.len() - option.len()), option);
+            list.len += 1;
+        }
+        list.items[..list.len].sort_by_key(|&(rank, _)| rank);
         list
     }
     fn parts(self) -> impl Iterator<Item = Window> {
@@ -198,7 +204,7 @@ impl Shape for Window {
         let (_, height, width) = self.at_origin();
         memo_key(|r| self.row(r), height, width)
     }
-    fn table<'t>(tables: &'t mut Tables) -> &'t mut HashMap<Window, Knowledge, FastHash> {
+    fn table(tables: &mut Tables) -> &mut Table<Window, Knowledge> {
         &mut tables.window
     }
 }
@@ -207,14 +213,14 @@ impl Shape for Strip {
     fn size(self) -> u32 {
         self.len()
     }
-    fn options(self) -> impl Iterator<Item = Strip> {
-        self.distinct_options()
-    }
-    fn ordered_options(self) -> impl std::ops::Deref<Target = [Strip]> {
-        let mut list = vec![Strip(0); self.len() as usize];
-        let len = order_options(self, &mut list);
-        list.truncate(len);
-        list
+    fn ordered_options(self) -> impl std::ops::Deref<Target = [(u32, Strip)]> {
+        let (_, height, width) = self.at_origin();
+        let mut ranked: Vec<(u32, Strip)> = self
+            .distinct_options()
+            .map(|(p, option)| (rank(p / 16, p % 16, height, width, self.len() - option.len()), option))
+            .collect();
+        ranked.sort_by_key(|&(rank, _)| rank);
+        ranked
     }
     fn parts(self) -> impl Iterator<Item = Strip> {
         self.components()
@@ -231,7 +237,7 @@ impl Shape for Strip {
         let (_, height, width) = self.at_origin();
         memo_key(|r| self.row(r), height, width)
     }
-    fn table<'t>(tables: &'t mut Tables) -> &'t mut HashMap<Strip, Knowledge, FastHash> {
+    fn table(tables: &mut Tables) -> &mut Table<Strip, Knowledge> {
         &mut tables.strip
     }
 }
@@ -240,14 +246,14 @@ impl Shape for Placements {
     fn size(self) -> u32 {
         self.len()
     }
-    fn options(self) -> impl Iterator<Item = Placements> {
-        self.distinct_options()
-    }
-    fn ordered_options(self) -> impl std::ops::Deref<Target = [Placements]> {
-        // The same order as `order_options`, from one pass over the options.
-        let mut list: Vec<Placements> = self.options().collect();
-        list.sort_by_key(|option| option.len());
-        list
+    fn ordered_options(self) -> impl std::ops::Deref<Target = [(u32, Placements)]> {
+        let (_, height, width) = self.at_origin();
+        let mut ranked: Vec<(u32, Placements)> = self
+            .distinct_options()
+            .map(|(p, option)| (rank(p / 16, p % 16, height, width, self.len() - option.len()), option))
+            .collect();
+        ranked.sort_by_key(|&(rank, _)| rank);
+        ranked
     }
     fn parts(self) -> impl Iterator<Item = Placements> {
         self.components()
@@ -271,54 +277,40 @@ impl Shape for Placements {
         let (_, height, width) = self.at_origin();
         memo_key(|r| self.row(r), height, width)
     }
-    fn table<'t>(tables: &'t mut Tables) -> &'t mut HashMap<Placements, Knowledge, FastHash> {
+    fn table(tables: &mut Tables) -> &mut Table<Placements, Knowledge> {
         &mut tables.grid
     }
 }
 
-/// The options of a set in a window (at most 64).
+/// The options of a set in a window (at most 64), with their ranks.
 struct WindowOptions {
-    items: [Window; 64],
+    items: [(u32, Window); 64],
     len: usize,
 }
 
 impl std::ops::Deref for WindowOptions {
-    type Target = [Window];
-    fn deref(&self) -> &[Window] {
+    type Target = [(u32, Window)];
+    fn deref(&self) -> &[(u32, Window)] {
         &self.items[..self.len]
     }
 }
 
-/// Write the options of `key` into `out` (as long as its number of placements), those that remove
-/// the most placements first (row-major among equals), and return how many there are. Small
-/// options are the cheapest to settle and most often already known, so a witness is found early.
-fn order_options<S: Shape>(key: S, out: &mut [S]) -> usize {
-    let size = key.size();
-    // A placement overlaps at most 9 placements (itself included).
-    let mut start = [0usize; 10];
-    for option in key.options() {
-        start[(size - option.size()) as usize] += 1;
-    }
-    let mut next = 0;
-    for removed in (0..10).rev() {
-        let count = start[removed];
-        start[removed] = next;
-        next += count;
-    }
-    for option in key.options() {
-        let slot = &mut start[(size - option.size()) as usize];
-        out[*slot] = option;
-        *slot += 1;
-    }
-    next
+/// The rank of the option playing the placement at `(row, column)` of a set at the origin of
+/// `height`×`width`, which removes `removed` placements: options are tried by increasing rank
+/// (row-major among equals). Options removing many placements are the cheapest to settle and
+/// most often already known; central ones split the set into small, often equal, parts. The
+/// weights were tuned on full boards 9×9 to 9×10 (fewest components solved).
+fn rank(row: usize, column: usize, height: usize, width: usize, removed: u32) -> u32 {
+    let off_centre = (2 * row).abs_diff(height - 1) + (2 * column).abs_diff(width - 1);
+    off_centre as u32 + 2 * (9 - removed)
 }
 
 /// What one solve has learnt, per canonical component.
 #[derive(Default)]
 struct Tables {
-    window: HashMap<Window, Knowledge, FastHash>,
-    strip: HashMap<Strip, Knowledge, FastHash>,
-    grid: HashMap<Placements, Knowledge, FastHash>,
+    window: Table<Window, Knowledge>,
+    strip: Table<Strip, Knowledge>,
+    grid: Table<Placements, Knowledge>,
 }
 
 /// An option reduced to one question: it has value `t` iff `asked` (a component and its number
@@ -333,11 +325,15 @@ struct Reduced {
 ///
 /// The search is the Lemoine–Viennot one: rather than the value of every option, it asks "has
 /// this component the value `t`?", i.e. "is it plus a nim heap of `t` a P-position?". A component
-/// has value `t` iff it is known not to have any smaller value and no option has value `t`. For an
-/// option (a sum of components) the values of all its components but the largest are computed,
-/// and the largest is asked the same question with `t` adjusted by their XOR, so a component far
-/// from `t` is often dismissed by one witness option without ever being solved. Whatever is
-/// learnt (exact values, values excluded) is kept per canonical component.
+/// has value `t` iff no option has value `t` and every smaller value is an option's. Asked that,
+/// the search first looks for an option of value `t` (one witness says no at once), then settles
+/// the smaller values in order. An option (a sum of components) is reduced to one question:
+/// values found by rule or already known are added up, equal components cancel in pairs, the
+/// values of the others but the largest are computed, and the largest is asked for `t` adjusted
+/// by their XOR, so a component is often dismissed without ever being solved. Options are tried
+/// cheapest first (those removing the most placements), one per class under the component's
+/// symmetries. What is learnt (exact values, values some option is known to have) is kept per
+/// canonical component.
 pub struct Engine<'s, 'a> {
     solver: &'s mut Solver<'a>,
     tables: Tables,
@@ -396,19 +392,27 @@ impl<'s, 'a> Engine<'s, 'a> {
         let target = target as u8;
         let value = match kind {
             Kind::Direct(value) => Some(*value),
-            Kind::Window(window) => self.settle(*window, target, false, WITNESS_FIRST)?,
-            Kind::Strip(strip) => self.settle(*strip, target, false, WITNESS_FIRST)?,
-            Kind::Grid(canonical) => self.settle(canonical.placements(), target, false, WITNESS_FIRST)?,
+            Kind::Window(window) => self.settle(*window, target, false, true)?,
+            Kind::Strip(strip) => self.settle(*strip, target, false, true)?,
+            Kind::Grid(canonical) => self.settle(canonical.placements(), target, false, true)?,
         };
         Ok(value == Some(target))
     }
 
-    /// The value of a component in canonical form if it is at most `limit`, else `None`.
-    fn settle<S: Shape>(&mut self, key: S, limit: u8, top_level: bool, witness_first: bool) -> Result<Option<u8>, Interrupted> {
+    /// The value of a component in canonical form, if this establishes it: `Some(v)` means the
+    /// value is `v ≤ limit`; `None` means it exceeds `limit` or, with `witness_first`, that some
+    /// option has value `limit` (so the value is not `limit`; it may be smaller).
+    fn settle<S: Shape>(
+        &mut self,
+        key: S,
+        limit: u8,
+        top_level: bool,
+        witness_first: bool,
+    ) -> Result<Option<u8>, Interrupted> {
         let size = key.size();
         let persistent = top_level || size >= MEMO_MIN_PLACEMENTS;
         let mut known = match S::table(&mut self.tables).get(&key) {
-            Some(&known) => known,
+            Some(known) => known,
             None => {
                 // A value no component can have (they are at most 64) is not trusted.
                 let stored = if persistent {
@@ -433,22 +437,23 @@ impl<'s, 'a> Engine<'s, 'a> {
             }
             return Ok((value <= limit).then_some(value));
         }
+        let work_before = self.nodes;
         let last = limit.min(size.min(64) as u8);
         let options = key.ordered_options();
         let mut reduced = vec![None; options.len()];
         // A value no option has, once found.
         let mut absent = None;
-        if witness_first && last == limit && !known.excludes(limit) {
+        if witness_first && last == limit && !known.has_option_of(limit) {
             // Asked "is the value `limit`?": an option of that value says no at once.
             if self.some_option_has_value(&options, &mut reduced, limit)? {
-                known.exclude(limit);
+                known.note_option_of(limit);
                 self.remember(key, known);
                 return Ok(None);
             }
             absent = Some(limit);
         }
         for j in 0..=last {
-            if known.excludes(j) {
+            if known.has_option_of(j) {
                 continue;
             }
             // Every smaller value is an option's: the value is j unless an option has value j.
@@ -456,29 +461,30 @@ impl<'s, 'a> Engine<'s, 'a> {
                 known = Knowledge::known(j);
                 break;
             }
-            known.exclude(j);
+            known.note_option_of(j);
         }
         self.remember(key, known);
         if let Some(value) = known.exact() {
             self.solver.stats.positions_computed += 1;
-            if persistent {
+            if top_level || (persistent && self.nodes - work_before >= MEMO_MIN_WORK) {
                 self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value));
             }
         }
         Ok(known.exact())
     }
 
-    /// Whether some option of a connected set has value `target`; `reduced` caches the options
+    /// Whether some option (of the ranked `options` of a connected set) has value `target`;
+    /// `reduced` caches the options
     /// reduced so far (by index), for the next question about the same options.
     fn some_option_has_value<S: Shape>(
         &mut self,
-        options: &[S],
+        options: &[(u32, S)],
         reduced: &mut [Option<Reduced>],
         target: u8,
     ) -> Result<bool, Interrupted> {
-        for (&rest, slot) in options.iter().zip(reduced.iter_mut()) {
+        for (&(_, rest), slot) in options.iter().zip(reduced.iter_mut()) {
             self.nodes += 1;
-            if self.nodes % CHECK_INTERVAL == 0 {
+            if self.nodes.is_multiple_of(CHECK_INTERVAL) {
                 self.solver.budget.check()?;
             }
             let option = match slot {
@@ -512,7 +518,8 @@ impl<'s, 'a> Engine<'s, 'a> {
                 Kind::Direct(value) => others ^= u64::from(value),
                 kind => {
                     let size = part.size();
-                    let twin = searched[..count].iter().position(|s| matches!(s, Some((k, n)) if *n == size && *k == kind));
+                    let twin =
+                        searched[..count].iter().position(|s| matches!(s, Some((k, n)) if *n == size && *k == kind));
                     match twin {
                         Some(i) => searched[i] = None,
                         None if count < searched.len() => {
@@ -531,7 +538,8 @@ impl<'s, 'a> Engine<'s, 'a> {
                 *slot = None;
             }
         }
-        let largest = (0..count).filter(|&i| searched[i].is_some()).max_by_key(|&i| searched[i].as_ref().map_or(0, |s| s.1));
+        let largest =
+            (0..count).filter(|&i| searched[i].is_some()).max_by_key(|&i| searched[i].as_ref().map_or(0, |s| s.1));
         for (i, slot) in searched.iter_mut().enumerate().take(count) {
             if Some(i) != largest {
                 if let Some((kind, _)) = slot.take() {
@@ -546,9 +554,9 @@ impl<'s, 'a> Engine<'s, 'a> {
     fn known_value(&self, kind: &Kind) -> Option<u8> {
         match kind {
             Kind::Direct(value) => Some(*value),
-            Kind::Window(window) => self.tables.window.get(window).and_then(|k| k.exact()),
-            Kind::Strip(strip) => self.tables.strip.get(strip).and_then(|k| k.exact()),
-            Kind::Grid(canonical) => self.tables.grid.get(&canonical.placements()).and_then(|k| k.exact()),
+            Kind::Window(window) => self.tables.window.get(window).and_then(Knowledge::exact),
+            Kind::Strip(strip) => self.tables.strip.get(strip).and_then(Knowledge::exact),
+            Kind::Grid(canonical) => self.tables.grid.get(&canonical.placements()).and_then(Knowledge::exact),
         }
     }
 

@@ -8,17 +8,28 @@
 //!   king move, so the graph is an induced subgraph of the king graph on the `(N−1)×(M−1)` grid of
 //!   top-left cells. Playing a placement deletes it and its (at most 8) king neighbours. Cells no
 //!   placement covers play no part.
-//! * Sets of placements are 256-bit boards ([`bits`]); a position splits into connected components
-//!   (king adjacency) and its value is the XOR of theirs.
+//! * A position splits into connected components (king adjacency); its value is the XOR of theirs.
+//!   Components are bitboards: one `u64` when they fit in 8×8 placements (`window`), one `u128`
+//!   when they fit in 8 rows (`strip`), else 256 bits with stride 16 (`bits`).
 //! * A component is keyed by its canonical form: translated to the origin, least of its 8 images
 //!   under the symmetries of the square. Equal components, wherever and however turned, share one
-//!   entry of the per-solve table and of the persistent memo (`solver.memo`, [`GameTag::Tetris`]).
-//! * Straight lines of placements are Node Kayles on a path (octal game 0.137); components inside a
-//!   4×5 (or 5×4) window come from a table of all 2^20 such sets; the rest are searched ([`engine`]).
+//!   entry of the per-solve table (`table`, bounded by `solver.table_limit`) and of the persistent
+//!   memo (`solver.memo`, tag [`GameTag::Tetris`](crate::games::GameTag::Tetris)); options a
+//!   symmetry of the component maps onto each other are tried once.
+//! * Single placements and straight lines are Node Kayles on a path (octal game 0.137); every set
+//!   inside 4×5 (or 5×4) placements comes from a table of all 2^20 of them, built once per
+//!   process; the rest are searched (`engine`) the Lemoine–Viennot way, by asking "has this
+//!   component value `t`?" rather than computing every option's value.
+//! * The persistent memo holds the value of every top-level component solved and of every
+//!   component of at least 12 placements whose search took at least 64 option evaluations; its
+//!   key is the canonical form as height, width and the row-major bits (see `bits::memo_key`).
+//!   So a board solved once is never searched again, even after a restart, and an interrupted
+//!   solve resumes from what it had finished.
 
 mod bits;
 mod engine;
 mod strip;
+mod table;
 mod window;
 
 use std::fmt;
@@ -75,10 +86,9 @@ impl fmt::Display for TetrisError {
             TetrisError::TooManyColumns { columns } => {
                 write!(f, "tetris.rows[0] has {columns} columns; the limit is {MAX_SIDE}")
             }
-            TetrisError::RaggedRow { row, length, expected } => write!(
-                f,
-                "tetris.rows[{row}] has {length} columns but tetris.rows[0] has {expected}"
-            ),
+            TetrisError::RaggedRow { row, length, expected } => {
+                write!(f, "tetris.rows[{row}] has {length} columns but tetris.rows[0] has {expected}")
+            }
             TetrisError::BadCell { row, column, found } => write!(
                 f,
                 "tetris.rows[{row}] column {column} is {found:?}; expected '0' or '.' (free), '1' or '#' (blocked)"
@@ -149,7 +159,9 @@ impl Board {
 
     /// Whether the cell at 1-based `(row, column)` is free (cells off the board are not).
     pub fn is_free(&self, row: usize, column: usize) -> bool {
-        (1..=self.height).contains(&row) && (1..=self.width).contains(&column) && self.free[row - 1] >> (column - 1) & 1 == 1
+        (1..=self.height).contains(&row)
+            && (1..=self.width).contains(&column)
+            && self.free[row - 1] >> (column - 1) & 1 == 1
     }
 
     /// The rows, `0` for a free cell and `1` for a blocked one.
@@ -162,9 +174,10 @@ impl Board {
     /// The placements available on the board.
     fn placements(&self) -> Placements {
         let mut rows = [0u16; 16];
-        for r in 0..self.height.saturating_sub(1).min(GRID) {
+        let last_column = (1 << (self.width - 1)) - 1;
+        for (r, row) in rows.iter_mut().enumerate().take(self.height.saturating_sub(1).min(GRID)) {
             let both = self.free[r] & self.free[r + 1];
-            rows[r] = both & both >> 1 & ((1 << (self.width - 1)) - 1);
+            *row = both & both >> 1 & last_column;
         }
         Placements::from_rows(&rows)
     }
@@ -216,8 +229,8 @@ impl Game for Board {
 
     fn play(&self, mv: &Placement) -> Board {
         let mut next = self.clone();
-        for r in mv.row..=mv.row + 1 {
-            for c in mv.column..=mv.column + 1 {
+        for r in mv.row..=mv.row.saturating_add(1) {
+            for c in mv.column..=mv.column.saturating_add(1) {
                 if self.is_free(r, c) {
                     next.free[r - 1] &= !(1 << (c - 1));
                 }
@@ -238,11 +251,7 @@ impl Game for Board {
     fn best_move(&self, solver: &mut Solver) -> Result<(Value, Option<Placement>), Interrupted> {
         let mut engine = Engine::new(solver);
         let (parts, total) = self.component_values(&mut engine)?;
-        let mv = if total == 0 {
-            self.moves().next()
-        } else {
-            self.placement_to(0, &parts, total, &mut engine)?
-        };
+        let mv = if total == 0 { self.moves().next() } else { self.placement_to(0, &parts, total, &mut engine)? };
         Ok((Value::Nimber(total), mv))
     }
 }

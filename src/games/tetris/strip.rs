@@ -59,8 +59,9 @@ impl Strip {
         (self.0 >> (16 * r)) as u16
     }
 
-    /// The options: for each placement in row-major order, the set without it and its neighbours.
-    pub fn options(self) -> impl Iterator<Item = Strip> {
+    /// The options: for each placement in row-major order, its bit index and the set without it
+    /// and its neighbours.
+    pub fn options(self) -> impl Iterator<Item = (usize, Strip)> {
         let mut rest = self.0;
         std::iter::from_fn(move || {
             if rest == 0 {
@@ -68,7 +69,7 @@ impl Strip {
             }
             let p = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            Some(Strip(self.0 & !OVERLAPPING[p]))
+            Some((p, Strip(self.0 & !OVERLAPPING[p])))
         })
     }
 
@@ -121,18 +122,14 @@ impl Strip {
     pub fn canonical(self, height: usize, width: usize) -> Strip {
         let x = self.0;
         let turned = x.reverse_bits() >> (16 * (8 - height) + (16 - width));
-        let images = [
-            x,
-            reverse_rows(x) >> (16 * (8 - height)),
-            turned,
-            reverse_rows(turned) >> (16 * (8 - height)),
-        ];
+        let images = [x, reverse_rows(x) >> (16 * (8 - height)), turned, reverse_rows(turned) >> (16 * (8 - height))];
         Strip(images.into_iter().min().unwrap_or(x))
     }
 
     /// The options of a set in canonical form, one per class of options its symmetries map onto
-    /// each other (the least as a `u128`), in row-major order of the placement played.
-    pub fn distinct_options(self) -> impl Iterator<Item = Strip> {
+    /// each other (the least as a `u128`), in row-major order of the
+    /// placement played (its bit index comes with each).
+    pub fn distinct_options(self) -> impl Iterator<Item = (usize, Strip)> {
         let (_, height, width) = self.at_origin();
         let mut symmetries = [0u8; 3];
         let mut count = 0;
@@ -142,7 +139,7 @@ impl Strip {
                 count += 1;
             }
         }
-        self.options().filter(move |option| {
+        self.options().filter(move |(_, option)| {
             symmetries[..count].iter().all(|&s| option.image(height, width, s).0 >= option.0)
         })
     }

@@ -113,11 +113,8 @@ fn agrees_with_brute_force_on_every_board_up_to_4x4_and_2x7() {
 fn agrees_with_brute_force_on_random_boards() {
     let mut rng = Rng(1760);
     for round in 0..400 {
-        let (height, width) = if round % 2 == 0 {
-            (2 + rng.below(5), 2 + rng.below(5))
-        } else {
-            (2 + rng.below(7), 2 + rng.below(7))
-        };
+        let (height, width) =
+            if round % 2 == 0 { (2 + rng.below(5), 2 + rng.below(5)) } else { (2 + rng.below(7), 2 + rng.below(7)) };
         let max_free = if round % 10 == 0 { 28 } else { 20 };
         let free = random_free(&mut rng, height, width, max_free);
         let rows = rows_of(height, width, free);
@@ -347,9 +344,9 @@ fn canonical_form_is_shared_by_all_images() {
         assert_eq!(transpose(transpose(rows)), rows);
         let set = Placements::from_rows(&rows);
         let t = transpose(rows);
-        for r in 0..16 {
-            for c in 0..16 {
-                assert_eq!(rows[r] >> c & 1, t[c] >> r & 1);
+        for (r, row) in rows.iter().enumerate() {
+            for (c, column) in t.iter().enumerate() {
+                assert_eq!(row >> c & 1, column >> r & 1);
             }
         }
         let mirrored: [u16; 16] = std::array::from_fn(|r| rows[r].reverse_bits() >> 1);
@@ -433,6 +430,8 @@ fn moves_are_row_major_and_play_blocks_the_square() {
     assert_eq!((after.height(), after.width()), (3, 3));
     assert!(after.is_free(1, 1) && !after.is_free(1, 2) && !after.is_free(4, 1));
     assert_eq!(board(&["..#", "#.."]).rows(), ["001", "100"]);
+    // Squares off the board block nothing.
+    assert_eq!(b.play(&Placement { row: usize::MAX, column: 3 }), b);
 }
 
 #[test]
@@ -487,4 +486,25 @@ fn persistent_memo_makes_a_second_solve_free_and_deadlines_interrupt() {
     let expired = Budget::new(Some(Instant::now()), Default::default());
     let mut late = Solver::new(expired, &NoMemo);
     assert_eq!(full(10, 10).value(&mut late), Err(Interrupted::DeadlineExceeded));
+}
+
+#[test]
+fn an_interrupted_solve_resumes_from_the_memo() {
+    let board = full(9, 9);
+    let mut cold = Solver::in_memory();
+    let expected = board.value(&mut cold).expect("no deadline");
+    let memo = FakeMemo::default();
+    let soon = Budget::new(Some(Instant::now() + std::time::Duration::from_millis(20)), Default::default());
+    let mut first = Solver::new(soon, &memo);
+    match board.value(&mut first) {
+        Err(interrupted) => {
+            assert_eq!(interrupted, Interrupted::DeadlineExceeded);
+            let mut retry = Solver::new(Budget::unlimited(), &memo);
+            assert_eq!(board.value(&mut retry), Ok(expected));
+            assert!(retry.stats.positions_computed < cold.stats.positions_computed);
+            assert!(retry.stats.cache_hits > 0);
+        }
+        // A machine fast enough to finish in time.
+        Ok(value) => assert_eq!(value, expected),
+    }
 }

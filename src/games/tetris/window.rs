@@ -56,8 +56,9 @@ impl Window {
         self.0.count_ones()
     }
 
-    /// The options: for each placement in row-major order, the set without it and its neighbours.
-    pub fn options(self) -> impl Iterator<Item = Window> {
+    /// The options: for each placement in row-major order, its bit index and the set without it
+    /// and its neighbours.
+    pub fn options(self) -> impl Iterator<Item = (usize, Window)> {
         let mut rest = self.0;
         std::iter::from_fn(move || {
             if rest == 0 {
@@ -65,7 +66,7 @@ impl Window {
             }
             let p = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            Some(Window(self.0 & !OVERLAPPING[p]))
+            Some((p, Window(self.0 & !OVERLAPPING[p])))
         })
     }
 
@@ -124,8 +125,9 @@ impl Window {
     }
 
     /// The options of a set in canonical form, one per class of options its symmetries map onto
-    /// each other (the least as a `u64`), in row-major order of the placement played.
-    pub fn distinct_options(self) -> impl Iterator<Item = Window> {
+    /// each other (the least as a `u64`), in row-major order of the
+    /// placement played (its bit index comes with each).
+    pub fn distinct_options(self) -> impl Iterator<Item = (usize, Window)> {
         let (_, height, width) = self.at_origin();
         let mut symmetries = [0u8; 7];
         let mut count = 0;
@@ -135,7 +137,7 @@ impl Window {
                 count += 1;
             }
         }
-        self.options().filter(move |option| {
+        self.options().filter(move |(_, option)| {
             symmetries[..count].iter().all(|&s| option.image(height, width, s).0 >= option.0)
         })
     }

@@ -1,0 +1,179 @@
+//! More Reclamation, the diagonal walk and the 2×2 placement game through the real server:
+//! answers equal the engine's, best moves win, bad input is rejected, and the persistent cache
+//! survives a restart.
+
+mod common;
+
+use common::{random_position, Game as Kind, TestServer};
+use nimber::games::{Game, Solver};
+use nimber::proto::{self, position::Game as P, Outcome};
+use rand::{rngs::StdRng, SeedableRng};
+use tonic::Code;
+
+fn solve_request(position: proto::Position) -> proto::SolveRequest {
+    proto::SolveRequest { position: Some(position), id: String::new() }
+}
+
+fn tetris(rows: &[&str]) -> proto::Position {
+    proto::Position { game: Some(P::Tetris(proto::Tetris { rows: rows.iter().map(|r| r.to_string()).collect() })) }
+}
+
+/// The engine's own value, computed in this process with no cache.
+fn engine_value(position: &proto::Position) -> nimber::games::Value {
+    let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
+    domain.value(&mut Solver::in_memory()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_form_games_answer_like_the_engine_and_their_best_moves_win() {
+    let server = TestServer::start();
+    let mut client = server.client().await;
+    let mut random = StdRng::seed_from_u64(4);
+    for kind in [Kind::Reclamation, Kind::DiagonalWalk] {
+        for _ in 0..150 {
+            let position = random_position(&mut random, kind);
+            let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
+            let expected = engine_value(&position);
+            assert_eq!(answer.grundy, expected.nimber(), "{position:?}");
+
+            let best = client
+                .best_move(proto::BestMoveRequest { position: Some(position.clone()) })
+                .await
+                .unwrap()
+                .into_inner();
+            let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
+            assert_eq!(best.r#move.is_some(), domain.moves().next().is_some(), "terminal iff no move: {position:?}");
+            if let Some(after) = best.after {
+                let after_answer = client.solve(solve_request(after)).await.unwrap().into_inner();
+                if answer.outcome() == Outcome::NextPlayerWins {
+                    assert_eq!(after_answer.outcome(), Outcome::PreviousPlayerWins, "{position:?}");
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_reclamation_and_walk_positions_are_exact() {
+    let server = TestServer::start();
+    let mut client = server.client().await;
+    let strip = proto::Position {
+        game: Some(P::Reclamation(proto::Reclamation {
+            rows: 1_000_000_000_000_000_000,
+            reclaimed: vec![proto::Cell { row: 5, column: 2 }, proto::Cell { row: 999_999_999_999, column: 1 }],
+        })),
+    };
+    let walk = proto::Position {
+        game: Some(P::DiagonalWalk(proto::DiagonalWalk { rows: u64::MAX, columns: u64::MAX - 1, step: u64::MAX, row: 0, column: 0 })),
+    };
+    for position in [strip, walk] {
+        let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
+        assert_eq!(answer.grundy, engine_value(&position).nimber());
+        let best = client.best_move(proto::BestMoveRequest { position: Some(position) }).await.unwrap().into_inner();
+        if answer.outcome() == Outcome::NextPlayerWins {
+            let after = client.solve(solve_request(best.after.unwrap())).await.unwrap().into_inner();
+            assert_eq!(after.outcome(), Outcome::PreviousPlayerWins);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_reclamation_walk_and_board_name_the_field() {
+    let server = TestServer::start();
+    let mut client = server.client().await;
+    let reclamation = |rows, cells: &[(u64, u64)]| proto::Position {
+        game: Some(P::Reclamation(proto::Reclamation {
+            rows,
+            reclaimed: cells.iter().map(|&(row, column)| proto::Cell { row, column }).collect(),
+        })),
+    };
+    let walk = |rows, columns, step, row, column| proto::Position {
+        game: Some(P::DiagonalWalk(proto::DiagonalWalk { rows, columns, step, row, column })),
+    };
+    let cases = [
+        (reclamation(0, &[]), "reclamation.rows"),
+        (reclamation(5, &[(6, 1)]), "reclamation.reclaimed[0]"),
+        (reclamation(5, &[(2, 3)]), "reclamation.reclaimed[0].column"),
+        (reclamation(5, &[(2, 1), (3, 2)]), "forbid"),
+        (reclamation(5, &[(2, 1), (2, 1)]), "reclamation.reclaimed[1]"),
+        (walk(0, 5, 1, 1, 1), "diagonal_walk.rows"),
+        (walk(5, 5, 0, 1, 1), "diagonal_walk.step"),
+        (walk(5, 5, 1, 6, 1), "diagonal_walk.row"),
+        (tetris(&["000", "00"]), "tetris.rows[1]"),
+        (tetris(&["00x"]), "tetris.rows[0]"),
+        (tetris(&[]), "tetris.rows"),
+        (tetris(&["00000000000000000"]), "16"),
+    ];
+    for (position, field) in cases {
+        let status = client.solve(solve_request(position)).await.expect_err("rejected");
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().contains(field), "{field} not in {:?}", status.message());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tetris_boards_answer_like_the_engine_and_best_moves_win() {
+    let server = TestServer::start();
+    let mut client = server.client().await;
+    let samples = [(&["0000", "0000", "0000", "0000"][..], Outcome::NextPlayerWins), (&["0000", "0010", "0100", "0000"][..], Outcome::PreviousPlayerWins)];
+    for (rows, outcome) in samples {
+        let answer = client.solve(solve_request(tetris(rows))).await.unwrap().into_inner();
+        assert_eq!(answer.outcome(), outcome, "{rows:?}");
+    }
+    let mut random = StdRng::seed_from_u64(3);
+    for _ in 0..40 {
+        let position = random_position(&mut random, Kind::Tetris);
+        let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
+        assert_eq!(answer.grundy, engine_value(&position).nimber(), "{position:?}");
+        let best = client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+        if answer.outcome() == Outcome::NextPlayerWins {
+            let after = client.solve(solve_request(best.after.expect("a winning move"))).await.unwrap().into_inner();
+            assert_eq!(after.outcome(), Outcome::PreviousPlayerWins, "{position:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_solved_board_is_served_from_the_store_after_a_restart() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let board = tetris(&["0000000"; 7]);
+    let first = {
+        let mut server = TestServer::start_in(data_dir.path(), &[]);
+        let mut client = server.client().await;
+        let answer = client.solve(solve_request(board.clone())).await.unwrap().into_inner();
+        assert!(answer.stats.as_ref().unwrap().positions_computed > 0, "a cold solve computes");
+        drop(client);
+        assert!(server.stop(), "clean shutdown");
+        answer
+    };
+    let server = TestServer::start_in(data_dir.path(), &[]);
+    let mut client = server.client().await;
+    let again = client.solve(solve_request(board)).await.unwrap().into_inner();
+    assert_eq!((again.outcome, again.grundy), (first.outcome, first.grundy));
+    let stats = again.stats.unwrap();
+    assert_eq!(stats.positions_computed, 0, "{stats:?}");
+    assert!(stats.cache_hits > 0, "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_too_short_is_deadline_exceeded_and_the_server_keeps_serving() {
+    let server = TestServer::start();
+    let mut client = server.client().await;
+    let mut request = tonic::Request::new(solve_request(tetris(&["000000000000"; 12])));
+    request.set_timeout(std::time::Duration::from_millis(200));
+    let status = client.solve(request).await.expect_err("a 12×12 board takes longer than 200 ms");
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    let small = client.solve(solve_request(tetris(&["0000"; 4]))).await.unwrap().into_inner();
+    assert_eq!(small.outcome(), Outcome::NextPlayerWins);
+}
+
+#[test]
+fn random_test_positions_are_valid() {
+    let mut random = StdRng::seed_from_u64(9);
+    for kind in Kind::ALL {
+        for _ in 0..200 {
+            let position = random_position(&mut random, kind);
+            assert!(nimber::convert::position_from_proto(Some(position)).is_ok());
+        }
+    }
+}
