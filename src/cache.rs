@@ -13,9 +13,10 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
-use crate::games::{GameTag, Memo};
+use crate::games::{Budget, GameTag, Interrupted, Memo};
 
 /// The version byte of the current value format.
 pub const VALUE_FORMAT_V1: u8 = 1;
@@ -50,6 +51,30 @@ pub struct Store {
     hot: Mutex<HashMap<Vec<u8>, u64>>,
     hot_limit: usize,
     pending: Mutex<HashMap<Vec<u8>, u64>>,
+    in_flight: Mutex<HashMap<Vec<u8>, Arc<Flight>>>,
+}
+
+/// A value being computed by one solve that others wait for.
+#[derive(Default)]
+struct Flight {
+    finished: Mutex<bool>,
+    done: Condvar,
+}
+
+/// Ends a flight when dropped, whether its computation succeeded, failed or panicked, so that
+/// waiters never wait for nothing.
+struct Landing<'a> {
+    store: &'a Store,
+    key: &'a [u8],
+    flight: Arc<Flight>,
+}
+
+impl Drop for Landing<'_> {
+    fn drop(&mut self) {
+        lock(&self.store.in_flight).remove(self.key);
+        *lock(&self.flight.finished) = true;
+        self.flight.done.notify_all();
+    }
 }
 
 impl Store {
@@ -70,7 +95,13 @@ impl Store {
     }
 
     fn over(db: sled::Db, hot_limit: usize) -> Self {
-        Self { db, hot: Mutex::new(HashMap::new()), hot_limit, pending: Mutex::new(HashMap::new()) }
+        Self {
+            db,
+            hot: Mutex::new(HashMap::new()),
+            hot_limit,
+            pending: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Bytes the store occupies on disk.
@@ -150,6 +181,49 @@ impl Memo for Store {
     fn flush(&self) {
         if let Err(error) = self.write_pending() {
             tracing::warn!(%error, "cache write failed; values stay computable");
+        }
+    }
+
+    /// Single-flight: the first asker of a missing key computes it; later askers wait for it (checking
+    /// their budget every few milliseconds), then read it — or, if the first gave up, compute it.
+    fn get_or_compute(
+        &self,
+        game: GameTag,
+        state: &[u8],
+        budget: &Budget,
+        compute: &mut dyn FnMut() -> Result<u64, Interrupted>,
+    ) -> Result<(u64, bool), Interrupted> {
+        let key = store_key(game, state);
+        loop {
+            if let Some(value) = self.get(game, state) {
+                return Ok((value, true));
+            }
+            let (flight, leading) = {
+                let mut in_flight = lock(&self.in_flight);
+                match in_flight.get(&key) {
+                    Some(flight) => (flight.clone(), false),
+                    None => {
+                        let flight = Arc::new(Flight::default());
+                        in_flight.insert(key.clone(), flight.clone());
+                        (flight, true)
+                    }
+                }
+            };
+            if leading {
+                let _landing = Landing { store: self, key: &key, flight };
+                let value = compute()?;
+                self.put(game, state, value);
+                return Ok((value, false));
+            }
+            let mut finished = lock(&flight.finished);
+            while !*finished {
+                budget.check()?;
+                finished = flight
+                    .done
+                    .wait_timeout(finished, Duration::from_millis(5))
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .0;
+            }
         }
     }
 }
@@ -239,6 +313,43 @@ mod tests {
         for i in 0..100u64 {
             assert_eq!(store.get(GameTag::Tetris, &i.to_le_bytes()), Some(i));
         }
+    }
+
+    #[test]
+    fn concurrent_askers_of_one_key_compute_it_once() {
+        let store = Store::temporary(100);
+        let computed = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    let mut compute = || {
+                        computed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(100));
+                        Ok(42)
+                    };
+                    let (value, _) = store.get_or_compute(GameTag::Tetris, b"shared", &Budget::unlimited(), &mut compute).unwrap();
+                    assert_eq!(value, 42);
+                });
+            }
+        });
+        assert_eq!(computed.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_waiter_computes_when_the_first_asker_gives_up() {
+        let store = Store::temporary(100);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mut give_up = || {
+                    std::thread::sleep(Duration::from_millis(50));
+                    Err(Interrupted::DeadlineExceeded)
+                };
+                assert!(store.get_or_compute(GameTag::Tetris, b"key", &Budget::unlimited(), &mut give_up).is_err());
+            });
+            std::thread::sleep(Duration::from_millis(10));
+            let (value, found) = store.get_or_compute(GameTag::Tetris, b"key", &Budget::unlimited(), &mut || Ok(7)).unwrap();
+            assert_eq!((value, found), (7, false));
+        });
     }
 
     #[test]

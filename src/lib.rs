@@ -8,6 +8,7 @@ pub mod cache;
 pub mod convert;
 pub mod games;
 pub mod judge;
+pub mod metrics;
 pub mod server;
 pub mod service;
 

@@ -57,6 +57,13 @@ struct ServeArgs {
     /// After SIGINT/SIGTERM, how long in-flight calls may take to finish, in milliseconds.
     #[arg(long, env = "NIMBER_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
     shutdown_grace_ms: u64,
+    /// How many expensive (search) solves run at once; more wait up to their deadline, then get
+    /// RESOURCE_EXHAUSTED (default: one per core).
+    #[arg(long, env = "NIMBER_MAX_EXPENSIVE_SOLVES")]
+    max_expensive_solves: Option<usize>,
+    /// Serve Prometheus metrics on `GET /metrics` at this address (default: off).
+    #[arg(long, env = "NIMBER_METRICS_LISTEN")]
+    metrics_listen: Option<SocketAddr>,
 }
 
 fn main() -> ExitCode {
@@ -80,18 +87,27 @@ fn main() -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let defaults = ServerConfig::default();
     let config = ServerConfig {
         data_dir: args.data_dir,
         max_solve_time: Duration::from_millis(args.max_solve_ms),
         table_limit: args.table_entries,
         max_message_bytes: args.max_message_bytes,
         shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
+        max_expensive_solves: args.max_expensive_solves.unwrap_or(defaults.max_expensive_solves).max(1),
+        metrics_listen: args.metrics_listen,
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let server = Server::bind(args.listen, config).await?;
-        // One line on stdout that scripts and tests wait for (the port is known when 0 was asked).
-        println!("nimber listening on {}", server.local_addr()?);
+        // Lines on stdout that scripts and tests wait for (the port is known when 0 was asked);
+        // nobody may be reading any more, so a failed write is not an error.
+        let mut banner = format!("nimber listening on {}\n", server.local_addr()?);
+        if let Some(address) = server.metrics_addr() {
+            banner.push_str(&format!("nimber metrics on http://{address}/metrics\n"));
+        }
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), banner.as_bytes());
+        let _ = std::io::Write::flush(&mut std::io::stdout());
         server.run(shutdown_signal()).await
     })
 }

@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 
 use crate::cache::Store;
+use crate::metrics::{self, Metrics};
 use crate::proto;
 use crate::service::{EngineConfig, SolverService};
 
@@ -28,9 +29,14 @@ pub struct ServerConfig {
     /// How long in-flight calls may take to finish after a shutdown signal before the server
     /// closes their connections anyway.
     pub shutdown_grace: Duration,
+    /// How many expensive (search) solves run at once; more wait up to their deadline.
+    pub max_expensive_solves: usize,
+    /// Where to serve Prometheus metrics (`GET /metrics`), if anywhere.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
-/// The defaults documented in the README: `./nimber-data`, 60 s, 16 Mi entries, 16 MiB, 10 s.
+/// The defaults documented in the README: `./nimber-data`, 60 s, 16 Mi entries, 16 MiB, 10 s,
+/// one expensive solve per core, no metrics endpoint.
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
@@ -39,6 +45,8 @@ impl Default for ServerConfig {
             table_limit: crate::games::DEFAULT_TABLE_LIMIT,
             max_message_bytes: 16 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(10),
+            max_expensive_solves: std::thread::available_parallelism().map_or(2, |cores| cores.get()),
+            metrics_listen: None,
         }
     }
 }
@@ -46,6 +54,7 @@ impl Default for ServerConfig {
 /// Opens the store and binds `listen`; the server is then ready to [`Server::run`].
 pub struct Server {
     listener: TcpListener,
+    metrics_listener: Option<TcpListener>,
     store: Arc<Store>,
     config: ServerConfig,
 }
@@ -57,7 +66,11 @@ impl Server {
         let listener = TcpListener::bind(listen)
             .await
             .map_err(|error| anyhow::anyhow!("cannot listen on {listen}: {error}"))?;
-        Ok(Self { listener, store, config })
+        let metrics_listener = match config.metrics_listen {
+            Some(address) => Some(metrics::bind(address).await?),
+            None => None,
+        };
+        Ok(Self { listener, metrics_listener, store, config })
     }
 
     /// The address the server listens on.
@@ -65,13 +78,24 @@ impl Server {
         self.listener.local_addr()
     }
 
+    /// The address of the metrics endpoint, if it is served.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_listener.as_ref().and_then(|listener| listener.local_addr().ok())
+    }
+
     /// Serves until `shutdown` completes, then finishes in-flight calls and flushes the store.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
+        let metrics = Arc::new(Metrics::default());
         let engine = EngineConfig {
             store: self.store.clone(),
             max_solve_time: self.config.max_solve_time,
             table_limit: self.config.table_limit,
+            expensive_slots: Arc::new(tokio::sync::Semaphore::new(self.config.max_expensive_solves)),
+            metrics: metrics.clone(),
         };
+        let metrics_task = self
+            .metrics_listener
+            .map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics, self.store.clone())));
         let solver = proto::solver_server::SolverServer::new(SolverService::new(engine))
             .max_decoding_message_size(self.config.max_message_bytes);
         let reflection_v1 = tonic_reflection::server::Builder::configure()
@@ -105,6 +129,9 @@ impl Server {
             _ = async { stopping.notified().await; tokio::time::sleep(grace).await } => {
                 tracing::warn!(?grace, "calls still open after the grace period; closing them");
             }
+        }
+        if let Some(task) = metrics_task {
+            task.abort();
         }
         self.store.sync()?;
         tracing::info!("stopped; store flushed");

@@ -11,6 +11,7 @@ use tonic::{Request, Response, Status};
 
 use crate::cache::Store;
 use crate::convert::{self, InvalidArgument};
+use crate::metrics::{code_name, Metrics};
 use crate::games::{analysis, Budget, Game, Interrupted, Position, Solver, Stats};
 use crate::proto;
 
@@ -23,6 +24,10 @@ pub struct EngineConfig {
     pub max_solve_time: Duration,
     /// The most entries a game's in-memory table may hold during one solve.
     pub table_limit: usize,
+    /// Slots for expensive (search) solves; past them calls wait up to their deadline.
+    pub expensive_slots: Arc<tokio::sync::Semaphore>,
+    /// Where calls and solves are counted.
+    pub metrics: Arc<Metrics>,
 }
 
 /// Everything that can go wrong with a call, mapped to a status by [`to_status`].
@@ -32,6 +37,8 @@ pub enum ServiceError {
     InvalidArgument(InvalidArgument),
     /// The solve stopped before it had an answer.
     Interrupted(Interrupted),
+    /// Every slot for expensive solves stayed busy until the deadline.
+    Overloaded,
     /// The solve could not run (a bug: the worker panicked or vanished).
     Internal(String),
 }
@@ -48,16 +55,34 @@ impl From<Interrupted> for ServiceError {
     }
 }
 
+impl ServiceError {
+    /// The status code of this error.
+    pub fn code(&self) -> tonic::Code {
+        match self {
+            ServiceError::InvalidArgument(_) => tonic::Code::InvalidArgument,
+            ServiceError::Interrupted(Interrupted::DeadlineExceeded) => tonic::Code::DeadlineExceeded,
+            ServiceError::Interrupted(Interrupted::Cancelled) => tonic::Code::Cancelled,
+            ServiceError::Overloaded => tonic::Code::ResourceExhausted,
+            ServiceError::Internal(_) => tonic::Code::Internal,
+        }
+    }
+}
+
 /// The gRPC status of an error: the one place where errors become status codes.
 pub fn to_status(error: ServiceError) -> Status {
-    match error {
-        ServiceError::InvalidArgument(error) => Status::invalid_argument(error.0),
-        ServiceError::Interrupted(Interrupted::DeadlineExceeded) => Status::deadline_exceeded(
-            "the solve did not finish within the deadline; what it computed is cached, so a retry continues from there",
-        ),
-        ServiceError::Interrupted(Interrupted::Cancelled) => Status::cancelled("the call was cancelled"),
-        ServiceError::Internal(message) => Status::internal(message),
-    }
+    let code = error.code();
+    let message = match error {
+        ServiceError::InvalidArgument(error) => error.0,
+        ServiceError::Interrupted(Interrupted::DeadlineExceeded) => {
+            "the solve did not finish within the deadline; what it computed is cached, so a retry continues from there".into()
+        }
+        ServiceError::Interrupted(Interrupted::Cancelled) => "the call was cancelled".into(),
+        ServiceError::Overloaded => {
+            "every slot for expensive solves stayed busy until the deadline (see --max-expensive-solves); retry later".into()
+        }
+        ServiceError::Internal(message) => message,
+    };
+    Status::new(code, message)
 }
 
 /// The `nimber.v1.Solver` service.
@@ -126,20 +151,38 @@ impl SolverService {
         let _cancel_on_drop = CancelOnDrop(cancelled.clone());
         let engine = self.engine.clone();
         let cheap = position.is_cheap();
+        let metrics = self.engine.metrics.clone();
         let job = move || {
             let started = Instant::now();
             let mut solver = Solver::new(Budget::new(Some(deadline), cancelled), &*engine.store);
             solver.table_limit = engine.table_limit;
             let result = work(&position, &mut solver);
             crate::games::Memo::flush(&*engine.store);
+            metrics.record_solve(solver.stats);
             result.map(|answer| (answer, solver.stats, started.elapsed()))
         };
         if cheap {
             return job().map_err(ServiceError::from);
         }
-        match tokio::task::spawn_blocking(job).await {
+        let permit = self.expensive_slot(deadline).await?;
+        let joined = tokio::task::spawn_blocking(job).await;
+        drop(permit);
+        match joined {
             Ok(result) => result.map_err(ServiceError::from),
             Err(error) => Err(ServiceError::Internal(format!("the solve failed: {error}"))),
+        }
+    }
+
+    /// A slot for an expensive solve, waiting for one until `deadline`.
+    async fn expensive_slot(&self, deadline: Instant) -> Result<tokio::sync::OwnedSemaphorePermit, ServiceError> {
+        let metrics = &self.engine.metrics;
+        metrics.waiting(1);
+        let acquired = tokio::time::timeout_at(deadline.into(), self.engine.expensive_slots.clone().acquire_owned()).await;
+        metrics.waiting(-1);
+        match acquired {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(_closed)) => Err(ServiceError::Internal("the server is shutting down".into())),
+            Err(_elapsed) => Err(ServiceError::Overloaded),
         }
     }
 
@@ -195,7 +238,11 @@ impl SolverService {
     /// One item of a stream: its answer, or its error in the response.
     async fn solve_item(&self, request: proto::SolveRequest, deadline: Instant) -> proto::SolveResponse {
         let id = request.id.clone();
-        match self.solve_position(request, deadline).await {
+        let started = Instant::now();
+        let result = self.solve_position(request, deadline).await;
+        let code = result.as_ref().map_or_else(|error| error.code(), |_| tonic::Code::Ok);
+        self.engine.metrics.record_request("SolveStream", code, started.elapsed());
+        match result {
             Ok(response) => response,
             Err(error) => {
                 let status = to_status(error);
@@ -204,7 +251,7 @@ impl SolverService {
                     id,
                     error: Some(proto::ItemError {
                         code: status.code() as u32,
-                        code_name: code_name(status.code()),
+                        code_name: code_name(status.code()).to_string(),
                         message: status.message().to_string(),
                     }),
                     ..Default::default()
@@ -217,26 +264,20 @@ impl SolverService {
 /// How many items of one stream are solved at once.
 const STREAM_PARALLELISM: usize = 64;
 
-/// The canonical name of a status code, e.g. `INVALID_ARGUMENT`.
-fn code_name(code: tonic::Code) -> String {
-    let words = format!("{code:?}");
-    let mut name = String::with_capacity(words.len() + 4);
-    for (i, c) in words.chars().enumerate() {
-        if c.is_uppercase() && i > 0 {
-            name.push('_');
-        }
-        name.push(c.to_ascii_uppercase());
-    }
-    name
-}
 
-/// Logs a failed call (its code, never the position) and converts the error to its status.
-fn respond<T>(rpc: &'static str, result: Result<T, ServiceError>) -> Result<Response<T>, Status> {
-    result.map(Response::new).map_err(|error| {
-        let status = to_status(error);
-        tracing::info!(rpc, code = ?status.code(), message = status.message(), "request failed");
-        status
-    })
+impl SolverService {
+    /// Counts a finished call in the metrics, logs it if it failed (its code, never the
+    /// position), and converts an error to its status.
+    fn respond<T>(&self, rpc: &'static str, started: Instant, result: Result<T, ServiceError>) -> Result<Response<T>, Status> {
+        let result = result.map(Response::new).map_err(|error| {
+            let status = to_status(error);
+            tracing::info!(rpc, code = ?status.code(), message = status.message(), "request failed");
+            status
+        });
+        let code = result.as_ref().map_or_else(|status| status.code(), |_| tonic::Code::Ok);
+        self.engine.metrics.record_request(rpc, code, started.elapsed());
+        result
+    }
 }
 
 /// The stream of SolveStream responses.
@@ -245,19 +286,22 @@ pub type SolveResponses = std::pin::Pin<Box<dyn Stream<Item = Result<proto::Solv
 #[tonic::async_trait]
 impl proto::solver_server::Solver for SolverService {
     async fn solve(&self, request: Request<proto::SolveRequest>) -> Result<Response<proto::SolveResponse>, Status> {
+        let started = Instant::now();
         let deadline = solve_deadline(caller_deadline(request.metadata()), self.engine.max_solve_time);
-        respond("Solve", self.solve_position(request.into_inner(), deadline).await)
+        self.respond("Solve", started, self.solve_position(request.into_inner(), deadline).await)
     }
 
     async fn best_move(
         &self,
         request: Request<proto::BestMoveRequest>,
     ) -> Result<Response<proto::BestMoveResponse>, Status> {
-        respond("BestMove", self.best_move_of(request).await)
+        let started = Instant::now();
+        self.respond("BestMove", started, self.best_move_of(request).await)
     }
 
     async fn analyze(&self, request: Request<proto::AnalyzeRequest>) -> Result<Response<proto::AnalyzeResponse>, Status> {
-        respond("Analyze", self.analyze_position(request).await)
+        let started = Instant::now();
+        self.respond("Analyze", started, self.analyze_position(request).await)
     }
 
     type SolveStreamStream = SolveResponses;
@@ -291,6 +335,7 @@ mod tests {
 
     #[test]
     fn status_codes_have_their_canonical_names() {
+        use crate::metrics::code_name;
         assert_eq!(code_name(tonic::Code::InvalidArgument), "INVALID_ARGUMENT");
         assert_eq!(code_name(tonic::Code::DeadlineExceeded), "DEADLINE_EXCEEDED");
         assert_eq!(code_name(tonic::Code::Ok), "OK");

@@ -144,6 +144,26 @@ pub trait Memo: Send + Sync {
     fn put(&self, game: GameTag, key: &[u8], value: u64);
     /// Write buffered values to durable storage.
     fn flush(&self);
+
+    /// The value of `key`, from the memo or else computed by `compute` and remembered; also whether
+    /// it was found rather than computed by this call. Stores shared by concurrent solves override
+    /// this so that concurrent askers of one missing key compute it once (single-flight), the others
+    /// waiting within their `budget`.
+    fn get_or_compute(
+        &self,
+        game: GameTag,
+        key: &[u8],
+        budget: &Budget,
+        compute: &mut dyn FnMut() -> Result<u64, Interrupted>,
+    ) -> Result<(u64, bool), Interrupted> {
+        let _ = budget;
+        if let Some(value) = self.get(game, key) {
+            return Ok((value, true));
+        }
+        let value = compute()?;
+        self.put(game, key, value);
+        Ok((value, false))
+    }
 }
 
 /// A memo that remembers nothing (for the judge CLI and tests).

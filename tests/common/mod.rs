@@ -16,16 +16,15 @@ pub struct TestServer {
     pub url: String,
     /// The data directory the server keeps its store in.
     pub data_dir: PathBuf,
+    /// `http://127.0.0.1:PORT/metrics`, when started with `--metrics-listen`.
+    pub metrics_url: Option<String>,
     _temp: Option<tempfile::TempDir>,
 }
 
 impl TestServer {
     /// A server on a fresh temporary data directory.
     pub fn start() -> Self {
-        let temp = tempfile::tempdir().expect("a temporary directory");
-        let mut server = Self::start_in(temp.path(), &[]);
-        server._temp = Some(temp);
-        server
+        Self::start_with(&[])
     }
 
     /// A server on `data_dir` with extra `serve` flags.
@@ -39,14 +38,38 @@ impl TestServer {
             .spawn()
             .expect("the nimber binary starts");
         let stdout = child.stdout.take().expect("piped stdout");
-        let mut first_line = String::new();
-        BufReader::new(stdout).read_line(&mut first_line).expect("the server prints its address");
+        let mut lines = BufReader::new(stdout).lines();
+        let mut next_line = || lines.next().and_then(Result::ok).unwrap_or_default();
+        let first_line = next_line();
         let address = first_line
             .trim()
             .strip_prefix("nimber listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {first_line:?}"))
             .to_string();
-        Self { child: Some(child), url: format!("http://{address}"), data_dir: data_dir.to_path_buf(), _temp: None }
+        let metrics_url = flags.contains(&"--metrics-listen").then(|| {
+            let line = next_line();
+            line.trim().strip_prefix("nimber metrics on ").unwrap_or_else(|| panic!("unexpected line {line:?}")).to_string()
+        });
+        Self {
+            child: Some(child),
+            url: format!("http://{address}"),
+            data_dir: data_dir.to_path_buf(),
+            metrics_url,
+            _temp: None,
+        }
+    }
+
+    /// A server on a fresh temporary data directory with extra `serve` flags.
+    pub fn start_with(flags: &[&str]) -> Self {
+        let temp = tempfile::tempdir().expect("a temporary directory");
+        let mut server = Self::start_in(temp.path(), flags);
+        server._temp = Some(temp);
+        server
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
     }
 
     /// A connected Solver client.

@@ -474,8 +474,8 @@ impl<'s, 'a> Engine<'s, 'a> {
     }
 
     /// Whether some option (of the ranked `options` of a connected set) has value `target`;
-    /// `reduced` caches the options
-    /// reduced so far (by index), for the next question about the same options.
+    /// `reduced` caches the options reduced so far (by index), for the next question about the
+    /// same options.
     fn some_option_has_value<S: Shape>(
         &mut self,
         options: &[(u32, S)],

@@ -1,0 +1,211 @@
+//! The positions a load run sends: a tiny xorshift generator (no `rand` in the binary) and the four
+//! workloads. Positions that repeat are built once, up front, and cloned per request; cold boards
+//! are built per request from the request's sequence number, so they practically never repeat within a run.
+
+use nimber::proto::{self, position::Game as P};
+
+/// xorshift64*: fast, deterministic, good enough for picking positions.
+#[derive(Clone, Debug)]
+pub struct XorShift(u64);
+
+impl XorShift {
+    /// A generator seeded from `seed` (any value, 0 included).
+    pub fn new(seed: u64) -> Self {
+        // splitmix64 of the seed, so nearby seeds give unrelated streams and the state is never 0.
+        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        Self(if z == 0 { 0x2545_F491_4F6C_DD1D } else { z })
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in `low..=high` (tiny modulo bias, irrelevant here).
+    pub fn range(&mut self, low: u64, high: u64) -> u64 {
+        let span = high - low;
+        if span == u64::MAX {
+            return self.next_u64();
+        }
+        low + self.next_u64() % (span + 1)
+    }
+
+    /// True with probability `percent`/100.
+    pub fn percent(&mut self, percent: u64) -> bool {
+        self.next_u64() % 100 < percent
+    }
+}
+
+/// Which positions a run sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Workload {
+    /// Random positions of the four closed-form games (cutting, stone boxes, reclamation, diagonal
+    /// walk), one in five with huge (up to 2^64−1) sizes; a pool of pre-built positions, cycled.
+    ClosedForm,
+    /// A fixed set of 2×2-placement boards (6×6 and 7×7, a few blocked cells), repeated so that every
+    /// request after the first few is answered from the cache.
+    CachedBoards,
+    /// Distinct random 6×6 boards (a quarter of the cells blocked), a new one per request.
+    ColdBoards,
+    /// 80% closed-form, 15% cached boards, 5% cold boards.
+    Mixed,
+}
+
+impl Workload {
+    /// The name as given on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::ClosedForm => "closed-form",
+            Workload::CachedBoards => "cached-boards",
+            Workload::ColdBoards => "cold-boards",
+            Workload::Mixed => "mixed",
+        }
+    }
+}
+
+/// How many closed-form positions are pre-built and cycled through.
+const CLOSED_FORM_POOL: usize = 4096;
+
+/// The cached boards: 6×6 and 7×7, empty or with a few blocked cells.
+const CACHED_BOARDS: &[&[&str]] = &[
+    &["000000", "000000", "000000", "000000", "000000", "000000"],
+    &["000000", "010000", "000000", "000100", "000000", "000000"],
+    &["000001", "000000", "001000", "000000", "000010", "100000"],
+    &["000000", "000000", "001100", "000000", "000000", "000000"],
+    &["0000000", "0000000", "0000000", "0000000", "0000000", "0000000", "0000000"],
+    &["0000000", "0100000", "0000000", "0001000", "0000000", "0000010", "0000000"],
+    &["1000000", "0000000", "0000100", "0000000", "0010000", "0000000", "0000001"],
+    &["0000000", "0000000", "0000000", "0001000", "0000000", "0000000", "0000000"],
+];
+
+/// Positions for one run: pre-built pools plus the per-request cold-board generator.
+pub struct Positions {
+    workload: Workload,
+    closed_form: Vec<proto::Position>,
+    cached: Vec<proto::Position>,
+    seed: u64,
+}
+
+impl Positions {
+    /// The positions of `workload`, reproducible from `seed`.
+    pub fn new(workload: Workload, seed: u64) -> Self {
+        let mut random = XorShift::new(seed);
+        let closed_form = (0..CLOSED_FORM_POOL).map(|_| closed_form_position(&mut random)).collect();
+        let cached = CACHED_BOARDS.iter().map(|rows| board(rows.iter().map(|row| row.to_string()).collect())).collect();
+        Self { workload, closed_form, cached, seed }
+    }
+
+    /// The position of request number `sequence` (0-based over the whole run, warm-up included).
+    pub fn get(&self, sequence: u64) -> proto::Position {
+        // A per-request generator: which kind of position (mixed) and the cold board depend only on
+        // the sequence number, so workers need no shared state but the counter.
+        let mut random = XorShift::new(self.seed ^ sequence.wrapping_mul(0xA24B_AED4_963E_E407));
+        let kind = match self.workload {
+            Workload::Mixed => match random.next_u64() % 100 {
+                0..=79 => Workload::ClosedForm,
+                80..=94 => Workload::CachedBoards,
+                _ => Workload::ColdBoards,
+            },
+            other => other,
+        };
+        match kind {
+            Workload::ClosedForm => self.closed_form[(sequence % self.closed_form.len() as u64) as usize].clone(),
+            Workload::CachedBoards => self.cached[(random.next_u64() % self.cached.len() as u64) as usize].clone(),
+            _ => cold_board(&mut random),
+        }
+    }
+}
+
+fn board(rows: Vec<String>) -> proto::Position {
+    proto::Position { game: Some(P::Tetris(proto::Tetris { rows })) }
+}
+
+/// A 6×6 board with each cell blocked with probability 1/4, drawn from the request's own generator:
+/// about 29 bits of entropy, so boards of one run are distinct but for a handful in a million (as
+/// requests; their canonical components may still repeat, as they would in real traffic).
+fn cold_board(random: &mut XorShift) -> proto::Position {
+    let bits = random.next_u64() & random.next_u64();
+    let rows = (0..6)
+        .map(|row| (0..6).map(|column| if bits >> (row * 6 + column) & 1 == 1 { '1' } else { '0' }).collect())
+        .collect();
+    board(rows)
+}
+
+/// A random position of one of the four closed-form games, one in five with huge sizes.
+pub fn closed_form_position(random: &mut XorShift) -> proto::Position {
+    let huge = random.percent(20);
+    let mut size = |random: &mut XorShift, small: u64| if huge { random.range(1, u64::MAX) } else { random.range(1, small) };
+    let game = match random.next_u64() % 4 {
+        0 => P::Cutting(proto::Cutting {
+            pieces: (0..random.range(1, 3))
+                .map(|_| proto::Piece { width: size(random, 200).max(2), height: size(random, 200).max(2) })
+                .collect(),
+        }),
+        1 => P::StoneBoxes(proto::StoneBoxes {
+            boxes: (0..random.range(1, 3))
+                .map(|_| {
+                    let capacity = size(random, 1000);
+                    proto::StoneBox { capacity, stones: random.range(0, capacity) }
+                })
+                .collect(),
+        }),
+        2 => {
+            let rows = size(random, 1000);
+            let mut reclaimed: Vec<proto::Cell> = Vec::new();
+            for _ in 0..random.range(0, 3) {
+                let cell = proto::Cell { row: random.range(1, rows), column: random.range(1, 2) };
+                let conflicts = reclaimed.iter().any(|other| {
+                    other.row == cell.row || (other.column != cell.column && other.row.abs_diff(cell.row) <= 1)
+                });
+                if !conflicts {
+                    reclaimed.push(cell);
+                }
+            }
+            P::Reclamation(proto::Reclamation { rows, reclaimed })
+        }
+        _ => {
+            let (rows, columns) = (size(random, 1000), size(random, 1000));
+            let step = if random.percent(50) { random.range(1, 3) } else { size(random, 1000) };
+            P::DiagonalWalk(proto::DiagonalWalk {
+                rows,
+                columns,
+                step,
+                row: random.range(1, rows),
+                column: random.range(1, columns),
+            })
+        }
+    };
+    proto::Position { game: Some(game) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cold_boards_are_distinct() {
+        let positions = Positions::new(Workload::ColdBoards, 7);
+        let boards: std::collections::HashSet<Vec<String>> = (0..10_000)
+            .map(|sequence| match positions.get(sequence).game {
+                Some(P::Tetris(tetris)) => tetris.rows,
+                other => panic!("not a board: {other:?}"),
+            })
+            .collect();
+        assert!(boards.len() > 9_990, "only {} distinct boards", boards.len());
+    }
+
+    #[test]
+    fn mixed_is_mostly_closed_form() {
+        let positions = Positions::new(Workload::Mixed, 1);
+        let boards = (0..10_000).filter(|&s| matches!(positions.get(s).game, Some(P::Tetris(_)))).count();
+        assert!((1_500..2_500).contains(&boards), "{boards} boards in 10000");
+    }
+}

@@ -1,0 +1,152 @@
+//! Operating under load through the real server: metrics, cancellation that frees the CPU,
+//! the expensive-solve limit, cheap calls never stuck behind expensive ones, single-flight.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use common::TestServer;
+use nimber::proto::{self, position::Game as P, Outcome};
+use tonic::Code;
+
+fn solve_request(position: proto::Position) -> proto::SolveRequest {
+    proto::SolveRequest { position: Some(position), id: String::new() }
+}
+
+fn full_board(size: usize) -> proto::Position {
+    proto::Position { game: Some(P::Tetris(proto::Tetris { rows: vec!["0".repeat(size); size] })) }
+}
+
+fn cheap_position() -> proto::Position {
+    proto::Position {
+        game: Some(P::Cutting(proto::Cutting { pieces: vec![proto::Piece { width: 1 << 40, height: 12345 }] })),
+    }
+}
+
+fn with_timeout<T>(message: T, timeout: Duration) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.set_timeout(timeout);
+    request
+}
+
+/// CPU time (user + system) the process has used so far, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the server's /proc entry");
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// Asserts the server burns (almost) no CPU over the next 400 ms.
+fn assert_idle(pid: u32) {
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_millis(400));
+    let used = cpu_ticks(pid) - before;
+    assert!(used <= 5, "the server used {used} ticks of CPU in 400 ms after the call ended");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passed_deadline_stops_the_work_and_frees_the_cpu() {
+    let server = TestServer::start();
+    let mut client = server.client().await;
+    let started = Instant::now();
+    let status = client.solve(with_timeout(solve_request(full_board(14)), Duration::from_millis(200))).await.unwrap_err();
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    assert!(started.elapsed() < Duration::from_millis(300), "answered in {:?}", started.elapsed());
+    std::thread::sleep(Duration::from_millis(100));
+    assert_idle(server.pid());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_stops_the_work_and_frees_the_cpu() {
+    let server = TestServer::start();
+    let mut client = server.client().await;
+    let call = client.solve(solve_request(full_board(14)));
+    assert!(tokio::time::timeout(Duration::from_millis(300), call).await.is_err(), "still solving when dropped");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_idle(server.pid());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expensive_solves_past_the_limit_wait_then_get_resource_exhausted_while_cheap_ones_pass() {
+    let server = TestServer::start_with(&["--max-expensive-solves", "1"]);
+    let mut busy_client = server.client().await;
+    let busy = tokio::spawn(async move {
+        busy_client.solve(with_timeout(solve_request(full_board(14)), Duration::from_millis(1500))).await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut client = server.client().await;
+    let status = client.solve(with_timeout(solve_request(full_board(13)), Duration::from_millis(400))).await.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+
+    let started = Instant::now();
+    let cheap = client.solve(solve_request(cheap_position())).await.unwrap().into_inner();
+    assert!(cheap.grundy.is_some());
+    assert!(started.elapsed() < Duration::from_millis(500), "a cheap call waited {:?}", started.elapsed());
+    assert_eq!(busy.await.unwrap().unwrap_err().code(), Code::DeadlineExceeded);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_identical_solves_compute_once() {
+    let server = TestServer::start_with(&["--max-expensive-solves", "4"]);
+    let board = full_board(8);
+    let mut calls = Vec::new();
+    for _ in 0..4 {
+        let mut client = server.client().await;
+        let board = board.clone();
+        calls.push(tokio::spawn(async move { client.solve(solve_request(board)).await.unwrap().into_inner() }));
+    }
+    let mut answers = Vec::new();
+    for call in calls {
+        answers.push(call.await.unwrap());
+    }
+    let computing: Vec<u64> = answers.iter().map(|a| a.stats.as_ref().unwrap().positions_computed).collect();
+    assert!(answers.windows(2).all(|w| w[0].grundy == w[1].grundy));
+    assert_eq!(computing.iter().filter(|&&computed| computed > 0).count(), 1, "one call computes, the others wait: {computing:?}");
+}
+
+/// The body of `GET /metrics`.
+fn scrape(url: &str) -> String {
+    let address = url.strip_prefix("http://").unwrap().strip_suffix("/metrics").unwrap();
+    let mut socket = std::net::TcpStream::connect(address).unwrap();
+    socket.write_all(b"GET /metrics HTTP/1.1\r\nHost: nimber\r\n\r\n").unwrap();
+    let mut response = String::new();
+    socket.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response
+}
+
+/// The value of the sample `name` (with its labels) in a scrape.
+fn sample(scraped: &str, name: &str) -> f64 {
+    scraped
+        .lines()
+        .find_map(|line| line.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("{name} missing from\n{scraped}"))
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_requests_codes_latency_and_the_cache() {
+    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let url = server.metrics_url.clone().expect("the metrics address");
+    let mut client = server.client().await;
+    for _ in 0..3 {
+        assert_eq!(client.solve(solve_request(cheap_position())).await.unwrap().into_inner().outcome(), Outcome::NextPlayerWins);
+    }
+    client.solve(solve_request(full_board(7))).await.unwrap();
+    client.solve(proto::SolveRequest { position: None, id: String::new() }).await.unwrap_err();
+    let scraped = scrape(&url);
+    assert_eq!(sample(&scraped, "nimber_requests_total{rpc=\"Solve\",code=\"OK\"}"), 4.0);
+    assert_eq!(sample(&scraped, "nimber_requests_total{rpc=\"Solve\",code=\"INVALID_ARGUMENT\"}"), 1.0);
+    assert_eq!(sample(&scraped, "nimber_request_duration_seconds_count{rpc=\"Solve\"}"), 5.0);
+    assert_eq!(sample(&scraped, "nimber_request_duration_seconds_bucket{rpc=\"Solve\",le=\"+Inf\"}"), 5.0);
+    assert!(sample(&scraped, "nimber_positions_computed_total") > 0.0);
+    assert!(sample(&scraped, "nimber_cache_size_bytes") > 0.0);
+    assert!(sample(&scraped, "nimber_cache_entries") > 0.0);
+
+    let before = sample(&scraped, "nimber_cache_hits_total");
+    client.solve(solve_request(full_board(7))).await.unwrap();
+    assert!(sample(&scrape(&url), "nimber_cache_hits_total") > before, "the second solve of a board hits the cache");
+}
