@@ -4,25 +4,17 @@
 
 mod common;
 
-use common::{random_position, Game as Kind, TestServer};
-use nimber::games::{Game, Solver};
+use common::{engine_value, random_position, solve_request, Game as Kind, TestServer};
+use nimber::games::Game;
 use nimber::proto::{self, position::Game as P, Outcome};
 use rand::{rngs::StdRng, SeedableRng};
 use tonic::Code;
 
-fn solve_request(position: proto::Position) -> proto::SolveRequest {
-    proto::SolveRequest { position: Some(position), id: String::new() }
-}
 
 fn tetris(rows: &[&str]) -> proto::Position {
     proto::Position { game: Some(P::Tetris(proto::Tetris { rows: rows.iter().map(|r| r.to_string()).collect() })) }
 }
 
-/// The engine's own value, computed in this process with no cache.
-fn engine_value(position: &proto::Position) -> nimber::games::Value {
-    let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
-    domain.value(&mut Solver::in_memory()).unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closed_form_games_answer_like_the_engine_and_their_best_moves_win() {

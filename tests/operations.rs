@@ -6,13 +6,10 @@ mod common;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use common::TestServer;
+use common::{solve_request, TestServer};
 use nimber::proto::{self, position::Game as P, Outcome};
 use tonic::Code;
 
-fn solve_request(position: proto::Position) -> proto::SolveRequest {
-    proto::SolveRequest { position: Some(position), id: String::new() }
-}
 
 fn full_board(size: usize) -> proto::Position {
     proto::Position { game: Some(P::Tetris(proto::Tetris { rows: vec!["0".repeat(size); size] })) }

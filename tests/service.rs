@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::TestServer;
-use nimber::games::{Game, Solver};
+use common::{engine_value, solve_request, TestServer};
+use nimber::games::Game;
 use nimber::proto::{self, position::Game as P, Outcome};
 use tonic::Code;
 
@@ -24,15 +24,7 @@ fn stone_boxes(boxes: &[(u64, u64)]) -> proto::Position {
     }))
 }
 
-fn solve_request(position: proto::Position) -> proto::SolveRequest {
-    proto::SolveRequest { position: Some(position), id: String::new() }
-}
 
-/// The engine's own answer for a position, computed in this process with no cache.
-fn engine_value(position: &proto::Position) -> nimber::games::Value {
-    let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
-    domain.value(&mut Solver::in_memory()).unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn solve_answers_the_cutting_samples_and_matches_the_engine() {

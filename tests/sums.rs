@@ -2,16 +2,13 @@
 
 mod common;
 
-use common::{random_position, Game as Kind, TestServer};
+use common::{random_position, solve_request, Game as Kind, TestServer};
 use nimber::games::{Game, Solver};
 use nimber::proto::{self, position::Game as P, solver_client::SolverClient, Outcome};
 use rand::{rngs::StdRng, seq::SliceRandom, Rng, SeedableRng};
 use tonic::transport::Channel;
 use tonic::Code;
 
-fn solve_request(position: proto::Position) -> proto::SolveRequest {
-    proto::SolveRequest { position: Some(position), id: String::new() }
-}
 
 fn sum(components: Vec<proto::Position>) -> proto::Position {
     proto::Position { game: Some(P::Sum(proto::Sum { components })) }

@@ -173,3 +173,15 @@ pub fn random_position(random: &mut impl rand::Rng, game: Game) -> nimber::proto
     };
     proto::Position { game: Some(game) }
 }
+
+/// A Solve request for `position` with no id.
+pub fn solve_request(position: nimber::proto::Position) -> nimber::proto::SolveRequest {
+    nimber::proto::SolveRequest { position: Some(position), id: String::new() }
+}
+
+/// The engine's own value of a position, computed in this process with no cache.
+pub fn engine_value(position: &nimber::proto::Position) -> nimber::games::Value {
+    use nimber::games::Game;
+    let domain = nimber::convert::position_from_proto(Some(position.clone())).expect("a valid position");
+    domain.value(&mut nimber::games::Solver::in_memory()).expect("no budget")
+}

@@ -142,7 +142,7 @@ fn cold_board(random: &mut XorShift) -> proto::Position {
 /// A random position of one of the four closed-form games, one in five with huge sizes.
 pub fn closed_form_position(random: &mut XorShift) -> proto::Position {
     let huge = random.percent(20);
-    let mut size = |random: &mut XorShift, small: u64| if huge { random.range(1, u64::MAX) } else { random.range(1, small) };
+    let size = |random: &mut XorShift, small: u64| if huge { random.range(1, u64::MAX) } else { random.range(1, small) };
     let game = match random.next_u64() % 4 {
         0 => P::Cutting(proto::Cutting {
             pieces: (0..random.range(1, 3))

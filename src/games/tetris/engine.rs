@@ -184,13 +184,25 @@ impl Shape for Window {
         self.len()
     }
     fn ordered_options(self) -> impl std::ops::Deref<Target = [(u32, Window)]> {
+        // A stable counting sort: ranks in a window are below 48 (off centre by at most 28).
         let (_, height, width) = self.at_origin();
-        let mut list = WindowOptions { items: [(0, Window(0)); 64], len: 0 };
+        let mut ranked = [(0, Window(0)); 64];
+        let mut start = [0usize; 49];
+        let mut len = 0;
         for (p, option) in self.distinct_options() {
-            list.items[list.len] = (rank(p / 8, p % 8, height, width, self.len() - option.len()), option);
-            list.len += 1;
+            let rank = rank(p / 8, p % 8, height, width, self.len() - option.len()).min(47);
+            ranked[len] = (rank, option);
+            start[rank as usize + 1] += 1;
+            len += 1;
         }
-        list.items[..list.len].sort_by_key(|&(rank, _)| rank);
+        for r in 1..start.len() {
+            start[r] += start[r - 1];
+        }
+        let mut list = WindowOptions { items: [(0, Window(0)); 64], len };
+        for &(rank, option) in &ranked[..len] {
+            list.items[start[rank as usize]] = (rank, option);
+            start[rank as usize] += 1;
+        }
         list
     }
     fn parts(self) -> impl Iterator<Item = Window> {
