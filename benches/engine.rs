@@ -1,9 +1,11 @@
-//! Engine benchmarks for the closed-form games: `value` (what Solve computes) and `best_move`
+//! Engine benchmarks for the four closed-form games: `value` (what Solve computes) and `best_move`
 //! (what BestMove computes), on single pieces and on large sums, with sizes far past the contest
 //! limits. Run: `cargo bench --bench engine`.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use nimber::games::cutting::{Paper, Piece};
+use nimber::games::diagonal_walk::Walk;
+use nimber::games::reclamation::{Cell, Strip};
 use nimber::games::stone_boxes::{Boxes, StoneBox};
 use nimber::games::{Game, Solver};
 
@@ -44,5 +46,51 @@ fn stone_boxes(c: &mut Criterion) {
     c.bench_function("stone_boxes/best_move 10000 boxes", |b| b.iter(|| black_box(&many).best_move(&mut Solver::in_memory())));
 }
 
-criterion_group!(benches, cutting, stone_boxes);
+/// A random legal strip of `rows` rows with `cells` reclaimed cells, spread over the whole strip.
+fn random_strip(random: &mut Xorshift, rows: u64, cells: u64) -> Strip {
+    let band = rows / cells;
+    let reclaimed = (0..cells)
+        .map(|i| Cell { row: i * band + 1 + random.next() % (band - 2), column: 1 + (random.next() % 2) as u8 })
+        .collect::<Vec<_>>();
+    // Cells in bands of rows never touch: every band leaves its last row free.
+    Strip::new(rows, reclaimed).expect("a legal strip")
+}
+
+fn reclamation(c: &mut Criterion) {
+    let mut random = Xorshift(0x1234_5678_9ABC_DEF1);
+    let strips: Vec<Strip> = (0..8).map(|_| random_strip(&mut random, 1_000_000_000_000_000_000, 100_000)).collect();
+    let mut next = 0;
+    c.bench_function("reclamation/value 1e18 rows, 1e5 cells", |b| {
+        b.iter(|| {
+            next = (next + 1) % strips.len();
+            black_box(&strips[next]).value(&mut Solver::in_memory())
+        })
+    });
+    c.bench_function("reclamation/validate+value 1e18 rows, 1e5 unsorted cells", |b| {
+        b.iter_batched(
+            || {
+                next = (next + 1) % strips.len();
+                let mut cells = strips[next].reclaimed().to_vec();
+                cells.reverse();
+                cells
+            },
+            |cells| Strip::new(1_000_000_000_000_000_000, cells).unwrap().value(&mut Solver::in_memory()),
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    c.bench_function("reclamation/best_move 1e18 rows, 1e5 cells", |b| {
+        b.iter(|| {
+            next = (next + 1) % strips.len();
+            black_box(&strips[next]).best_move(&mut Solver::in_memory())
+        })
+    });
+}
+
+fn diagonal_walk(c: &mut Criterion) {
+    let walk = Walk::new(1_000_000_000_000_000_000, 999_999_999_999_999_999, 123_456_789, 1, 1).unwrap();
+    c.bench_function("diagonal_walk/value 1e18 board", |b| b.iter(|| black_box(&walk).value(&mut Solver::in_memory())));
+    c.bench_function("diagonal_walk/best_move 1e18 board", |b| b.iter(|| black_box(&walk).best_move(&mut Solver::in_memory())));
+}
+
+criterion_group!(benches, cutting, stone_boxes, reclamation, diagonal_walk);
 criterion_main!(benches);

@@ -489,6 +489,19 @@ fn persistent_memo_makes_a_second_solve_free_and_deadlines_interrupt() {
 }
 
 #[test]
+fn a_tiny_table_limit_changes_nothing_but_the_work() {
+    for (height, width) in [(7, 8), (6, 9), (5, 11)] {
+        let board = full(height, width);
+        let mut roomy = Solver::in_memory();
+        let expected = board.value(&mut roomy);
+        let mut tight = Solver::in_memory();
+        tight.table_limit = 200;
+        assert_eq!(board.value(&mut tight), expected);
+        assert!(tight.stats.positions_computed >= roomy.stats.positions_computed);
+    }
+}
+
+#[test]
 fn an_interrupted_solve_resumes_from_the_memo() {
     let board = full(9, 9);
     let mut cold = Solver::in_memory();
