@@ -163,8 +163,13 @@ impl Memo for Store {
         Some(value)
     }
 
+    /// Remembers `value`; a value the in-memory table already holds (read from or written to the
+    /// store before) is not written again.
     fn put(&self, game: GameTag, state: &[u8], value: u64) {
         let key = store_key(game, state);
+        if lock(&self.hot).get(&key) == Some(&value) {
+            return;
+        }
         self.remember(&key, value);
         let full = {
             let mut pending = lock(&self.pending);

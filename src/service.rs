@@ -139,18 +139,19 @@ impl SolverService {
         Self { engine }
     }
 
-    /// Runs `work` with a solver bound to `deadline` (on the blocking pool unless `position` is
-    /// cheap), flushes the memo, and returns the result with the solve's statistics and duration.
+    /// Runs `work` with a solver bound to `deadline` (on the async runtime when `cheap`, otherwise
+    /// on the blocking pool once an expensive-solve slot is free), flushes the memo, and returns
+    /// the result with the solve's statistics and duration.
     async fn run<T: Send + 'static>(
         &self,
         position: Position,
+        cheap: bool,
         deadline: Instant,
         work: impl FnOnce(&Position, &mut Solver) -> Result<T, Interrupted> + Send + 'static,
     ) -> Result<(T, Stats, Duration), ServiceError> {
         let cancelled = Arc::new(AtomicBool::new(false));
         let _cancel_on_drop = CancelOnDrop(cancelled.clone());
         let engine = self.engine.clone();
-        let cheap = position.is_cheap();
         let metrics = self.engine.metrics.clone();
         let job = move || {
             let started = Instant::now();
@@ -188,7 +189,8 @@ impl SolverService {
 
     async fn solve_position(&self, request: proto::SolveRequest, deadline: Instant) -> Result<proto::SolveResponse, ServiceError> {
         let position = convert::position_from_proto(request.position)?;
-        let (value, stats, elapsed) = self.run(position, deadline, |position, solver| position.value(solver)).await?;
+        let cheap = position.is_cheap();
+        let (value, stats, elapsed) = self.run(position, cheap, deadline, |position, solver| position.value(solver)).await?;
         Ok(proto::SolveResponse {
             outcome: convert::outcome_to_proto(value) as i32,
             grundy: value.nimber(),
@@ -201,8 +203,9 @@ impl SolverService {
     async fn best_move_of(&self, request: Request<proto::BestMoveRequest>) -> Result<proto::BestMoveResponse, ServiceError> {
         let deadline = solve_deadline(caller_deadline(request.metadata()), self.engine.max_solve_time);
         let position = convert::position_from_proto(request.into_inner().position)?;
+        let cheap = position.is_cheap();
         let ((value, best), stats, elapsed) = self
-            .run(position, deadline, |position, solver| {
+            .run(position, cheap, deadline, |position, solver| {
                 let (value, mv) = position.best_move(solver)?;
                 let best = mv.map(|mv| {
                     let after = position.play(&mv);
@@ -229,8 +232,10 @@ impl SolverService {
         let request = request.into_inner();
         let position = convert::position_from_proto(request.position)?;
         let (offset, limit) = convert::page_from_proto(request.limit, &request.page_token)?;
+        // Analysis evaluates up to thousands of moves: inline only when there are few.
+        let cheap = position.is_cheap() && position.move_count() <= CHEAP_ANALYSIS_MOVES;
         let (analysis, stats, elapsed) = self
-            .run(position, deadline, move |position, solver| analysis::analyze(position, offset, limit, solver))
+            .run(position, cheap, deadline, move |position, solver| analysis::analyze(position, offset, limit, solver))
             .await?;
         Ok(convert::analysis_to_proto(&analysis, convert::stats_to_proto(stats, elapsed)))
     }
@@ -260,6 +265,9 @@ impl SolverService {
         }
     }
 }
+
+/// Analyses of cheap positions with at most this many moves run on the async runtime.
+const CHEAP_ANALYSIS_MOVES: u128 = 64;
 
 /// How many items of one stream are solved at once.
 const STREAM_PARALLELISM: usize = 64;

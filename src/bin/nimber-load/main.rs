@@ -29,7 +29,7 @@ use workload::{Positions, Workload};
 
 /// Drives a running nimber server and reports calls/s, errors and latency quantiles.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(version)]
 struct Args {
     /// The server, e.g. http://127.0.0.1:50051.
     #[arg(long, env = "NIMBER_LOAD_TARGET", default_value = "http://127.0.0.1:50051")]
@@ -58,10 +58,12 @@ struct Args {
     /// Client runtime threads: 1 is a current-thread runtime (leanest next to a local server).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     threads: u64,
-    /// Deadline of each unary call (sent as grpc-timeout and enforced by the client).
+    /// Deadline of each unary call, sent as grpc-timeout and enforced by the client too (a call the
+    /// client gives up on counts as CANCELLED, one the server gives up on as DEADLINE_EXCEEDED).
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     timeout: Duration,
-    /// Hard cap on the whole run, warm-up included: it stops then whatever else is pending.
+    /// Hard cap on the whole run, warm-up included: no call starts after it (calls in flight then
+    /// end within --timeout).
     #[arg(long, default_value = "10m", value_parser = parse_duration)]
     max_time: Duration,
     /// Exit with status 1 when more calls than this fail.
