@@ -130,6 +130,18 @@ enum Kind {
     Grid(Canonical),
 }
 
+impl Kind {
+    /// The persistent memo key of a component searched for, `None` for one valued by rule.
+    fn memo_key(&self) -> Option<Vec<u8>> {
+        match self {
+            Kind::Direct(_) => None,
+            Kind::Window(window) => Some(window.memo_key()),
+            Kind::Strip(strip) => Some(strip.memo_key()),
+            Kind::Grid(canonical) => Some(canonical.placements().memo_key()),
+        }
+    }
+}
+
 /// The value of a straight line or of a set inside 4×5 or 5×4, if it is one (`origin` at the origin).
 fn direct(origin: Window, size: u32, height: usize, width: usize) -> Option<u8> {
     if size <= 1 {
@@ -360,10 +372,30 @@ impl<'s, 'a> Engine<'s, 'a> {
 
     /// The value of a set of placements (the XOR of its components' values); the components
     /// are top-level: their values go to the persistent memo.
+    ///
+    /// Concurrent solves share top-level components through the memo's single flight: one solve
+    /// computes a component, the others wait for its value.
     pub fn value_of_board(&mut self, set: Placements) -> Result<u64, Interrupted> {
+        let memo = self.solver.memo;
+        let budget = self.solver.budget.clone();
         let mut value = 0;
         for part in set.components() {
-            value ^= u64::from(self.component(part, true)?);
+            let kind = part.kind();
+            let Some(key) = kind.memo_key() else {
+                value ^= u64::from(self.value(&kind, true)?);
+                continue;
+            };
+            let mut compute = || self.value(&kind, true).map(u64::from);
+            let (part_value, found) = memo.get_or_compute(GameTag::Tetris, &key, &budget, &mut compute)?;
+            value ^= if found && part_value <= 64 {
+                self.solver.stats.cache_hits += 1;
+                part_value
+            } else if found {
+                // A value no component can have (they are at most 64) is not trusted.
+                u64::from(self.value(&kind, true)?)
+            } else {
+                part_value
+            };
         }
         Ok(value)
     }
