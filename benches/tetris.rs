@@ -1,8 +1,8 @@
 //! Benchmark of the 2×2 placement game engine, cold (fresh solver, no persistent memo, one thread).
 //!
-//! Full boards 8×8, 9×9 and 10×10; 100 of the hardest boards within the contest limit (7×7 with 9
-//! random blocked border cells: 40 free cells) against a plain memoized Grundy search over whole-board
-//! bitmasks. `NIMBER_BENCH_LARGE=1` also tries ever larger full boards, 10 minutes each at most.
+//! Full boards 8×8, 9×9 and 10×10; the 100 hardest of 2000 random contest boards (every shape with
+//! N·M < 50, 40 free cells), through `nimber judge tetris`, against a plain memoized Grundy search over
+//! whole-board bitmasks. `NIMBER_BENCH_LARGE=1` also solves 10×10 and ever larger full boards, 10 minutes each at most.
 //! Solves run after a first one that builds the process-wide table of small sets (reported).
 
 use std::collections::HashMap;
@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use nimber::games::tetris::Board;
 use nimber::games::{Budget, Game, Interrupted, NoMemo, Solver, Value};
+use nimber::judge::{judge, Problem};
 
 /// SplitMix64: a tiny deterministic generator.
 struct SplitMix(u64);
@@ -28,27 +29,48 @@ fn full(height: usize, width: usize) -> Vec<String> {
     vec!["0".repeat(width); height]
 }
 
-/// `count` boards of `side`×`side` cells with `blocked` distinct blocked cells each, all on the
-/// border (a border cell lies under at most two placements, so these keep the most placements:
-/// the hardest boards with `side² − blocked` free cells).
-fn hard_boards(count: usize, side: usize, blocked: usize, seed: u64) -> Vec<Vec<String>> {
+/// The board shapes of the contest (N·M < 50) that can hold 40 free cells or more.
+const CONTEST_SHAPES: [(usize, usize); 10] =
+    [(7, 7), (6, 8), (8, 6), (5, 9), (9, 5), (4, 12), (12, 4), (3, 16), (16, 3), (2, 24)];
+
+/// `count` random boards of every contest shape with exactly 40 free cells (the contest's maximum),
+/// blocked cells anywhere; with `walls`, half of them with a wall of blocked cells across the board.
+fn contest_boards(count: usize, seed: u64, walls: bool) -> Vec<Vec<String>> {
     let mut rng = SplitMix(seed);
-    let border: Vec<usize> =
-        (0..side * side).filter(|i| [i / side, i % side].iter().any(|&x| x == 0 || x == side - 1)).collect();
-    (0..count)
-        .map(|_| {
-            let mut cells = vec![b'0'; side * side];
-            let mut placed = 0;
-            while placed < blocked {
-                let i = border[(rng.next() % border.len() as u64) as usize];
-                if cells[i] == b'0' {
-                    cells[i] = b'1';
-                    placed += 1;
+    let mut boards = Vec::new();
+    for (height, width) in CONTEST_SHAPES {
+        for _ in 0..count {
+            let mut cells = vec![b'0'; height * width];
+            let to_block = height * width - 40;
+            let mut blocked = 0;
+            // Half of the boards first get a wall (a full row or column) splitting them in two.
+            if walls && rng.next() % 2 == 0 {
+                if height <= to_block && width > 2 {
+                    let column = 1 + (rng.next() % (width as u64 - 2)) as usize;
+                    (0..height).for_each(|row| cells[row * width + column] = b'1');
+                    blocked = height;
+                } else if width <= to_block && height > 2 {
+                    let row = 1 + (rng.next() % (height as u64 - 2)) as usize;
+                    cells[row * width..(row + 1) * width].fill(b'1');
+                    blocked = width;
                 }
             }
-            cells.chunks(side).map(|row| String::from_utf8_lossy(row).into_owned()).collect()
-        })
-        .collect()
+            while blocked < to_block {
+                let i = (rng.next() % cells.len() as u64) as usize;
+                if cells[i] == b'0' {
+                    cells[i] = b'1';
+                    blocked += 1;
+                }
+            }
+            boards.push(cells.chunks(width).map(|row| String::from_utf8_lossy(row).into_owned()).collect());
+        }
+    }
+    boards
+}
+
+/// The boards in HDU 1760's input format.
+fn judge_input(boards: &[Vec<String>]) -> String {
+    boards.iter().map(|rows| format!("{} {}\n{}\n", rows.len(), rows[0].len(), rows.join("\n"))).collect()
 }
 
 /// The plain baseline: Grundy values of whole boards as bitmasks of free cells (`N·M ≤ 64`),
@@ -123,7 +145,7 @@ fn main() {
     let (_, init, _) = solve(&full(5, 6), Budget::unlimited());
     println!("one-time table initialisation: {:.1} ms", init.as_secs_f64() * 1e3);
     println!("{:<34} {:>12} {:>10} {:>14}", "case", "time", "value", "computed");
-    for side in [8, 9, 10] {
+    for side in [8, 9] {
         let (value, time, computed) = solve(&full(side, side), ten_minutes());
         println!(
             "{:<34} {:>10.3} s {:>10} {:>14}",
@@ -134,36 +156,13 @@ fn main() {
         );
     }
 
-    let boards = hard_boards(100, 7, 9, 1760);
-    let mut engine_time = Duration::ZERO;
-    let mut worst = Duration::ZERO;
-    let mut engine_values = Vec::new();
-    for rows in &boards {
-        let (value, time, _) = solve(rows, Budget::unlimited());
-        engine_time += time;
-        worst = worst.max(time);
-        engine_values.push(value.ok().and_then(Value::nimber));
+    for walls in [false, true] {
+        compare_on_hardest_contest_boards(walls);
     }
-    let mut plain_time = Duration::ZERO;
-    for (rows, engine_value) in boards.iter().zip(&engine_values) {
-        let start = Instant::now();
-        let (mut plain, free) = Plain::new(rows);
-        let value = plain.grundy(free);
-        plain_time += start.elapsed();
-        assert_eq!(Some(value), *engine_value, "engine and plain search disagree on {rows:?}");
-    }
-    println!(
-        "{:<34} {:>10.3} ms (worst {:.3} ms per board)",
-        "100 7x7 boards, 40 free: engine",
-        engine_time.as_secs_f64() * 1e3,
-        worst.as_secs_f64() * 1e3
-    );
-    println!("{:<34} {:>10.3} ms", "100 7x7 boards, 40 free: plain", plain_time.as_secs_f64() * 1e3);
-    println!("{:<34} {:>10.1}x", "speed-up", plain_time.as_secs_f64() / engine_time.as_secs_f64());
 
     if std::env::var_os("NIMBER_BENCH_LARGE").is_some() {
-        // Ever larger full boards (10×11, 11×11, 11×12, ...) until one takes more than 10 minutes.
-        let sizes = (10..16).flat_map(|side| [(side, side + 1), (side + 1, side + 1)]);
+        // Ever larger full boards (10×10, 10×11, 11×11, ...) until one takes more than 10 minutes.
+        let sizes = std::iter::once((10, 10)).chain((10..16).flat_map(|side| [(side, side + 1), (side + 1, side + 1)]));
         for (height, width) in sizes {
             let (value, time, computed) = solve(&full(height, width), ten_minutes());
             println!(
@@ -178,4 +177,49 @@ fn main() {
             }
         }
     }
+}
+
+/// The hardest contest boards for the plain search: of 200 random boards of each contest shape
+/// with 40 free cells (with or without walls), the 100 whose whole-board search visits the most
+/// states; solved through `judge tetris` and by the plain search, with the times compared.
+fn compare_on_hardest_contest_boards(walls: bool) {
+    let mut candidates: Vec<(usize, Vec<String>)> = contest_boards(200, 1760, walls)
+        .into_iter()
+        .map(|rows| {
+            let (mut plain, free) = Plain::new(&rows);
+            plain.grundy(free);
+            (plain.memo.len(), rows)
+        })
+        .collect();
+    candidates.sort_by_key(|(states, _)| std::cmp::Reverse(*states));
+    let (states, boards): (Vec<usize>, Vec<Vec<String>>) = candidates.into_iter().take(100).unzip();
+    let pool = if walls { "boards, half walled" } else { "random boards" };
+    println!(
+        "100 hardest of 2000 {pool}: {} to {} states of the plain search",
+        states.last().unwrap_or(&0),
+        states.first().unwrap_or(&0)
+    );
+    let input = judge_input(&boards);
+
+    let start = Instant::now();
+    let engine_output = judge(Problem::Tetris, &input, &mut Solver::new(Budget::unlimited(), &NoMemo)).expect("valid input");
+    let engine_time = start.elapsed();
+    let worst = boards.iter().map(|rows| solve(rows, Budget::unlimited()).1).max().unwrap_or_default();
+
+    let start = Instant::now();
+    let mut plain_output = String::new();
+    for rows in &boards {
+        let (mut plain, free) = Plain::new(rows);
+        plain_output.push_str(if plain.grundy(free) != 0 { "Yes\n" } else { "No\n" });
+    }
+    let plain_time = start.elapsed();
+    assert_eq!(engine_output, plain_output, "the engine and the plain search disagree");
+    println!(
+        "{:<34} {:>10.3} ms (worst board {:.3} ms)",
+        "  judge tetris, engine",
+        engine_time.as_secs_f64() * 1e3,
+        worst.as_secs_f64() * 1e3
+    );
+    println!("{:<34} {:>10.3} ms", "  plain memoized search", plain_time.as_secs_f64() * 1e3);
+    println!("{:<34} {:>10.1}x", "  speed-up", plain_time.as_secs_f64() / engine_time.as_secs_f64());
 }
