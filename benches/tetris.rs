@@ -44,7 +44,7 @@ fn contest_boards(count: usize, seed: u64, walls: bool) -> Vec<Vec<String>> {
             let to_block = height * width - 40;
             let mut blocked = 0;
             // Half of the boards first get a wall (a full row or column) splitting them in two.
-            if walls && rng.next() % 2 == 0 {
+            if walls && rng.next().is_multiple_of(2) {
                 if height <= to_block && width > 2 {
                     let column = 1 + (rng.next() % (width as u64 - 2)) as usize;
                     (0..height).for_each(|row| cells[row * width + column] = b'1');
