@@ -35,7 +35,7 @@ pub struct ServerConfig {
     pub metrics_listen: Option<SocketAddr>,
 }
 
-/// The defaults documented in the README: `./nimber-data`, 60 s, 4 Mi entries, 16 MiB, 10 s,
+/// The defaults documented in the README: `./nimber-data`, 60 s, 16 Mi entries, 16 MiB, 10 s,
 /// one expensive solve per core, no metrics endpoint.
 impl Default for ServerConfig {
     fn default() -> Self {
