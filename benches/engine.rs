@@ -8,24 +8,13 @@ use nimber::games::diagonal_walk::Walk;
 use nimber::games::reclamation::{Cell, Strip};
 use nimber::games::stone_boxes::{Boxes, StoneBox};
 use nimber::games::{Game, Solver};
-
-/// A small deterministic generator (xorshift), so every run measures the same positions.
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+use nimber::random::SplitMix;
 
 fn cutting(c: &mut Criterion) {
-    let mut random = Xorshift(0x9E37_79B9_7F4A_7C15);
+    let mut random = SplitMix::new(0x9E37_79B9_7F4A_7C15);
     let single = Paper::new(vec![Piece { width: 200, height: 200 }]).unwrap();
     let huge = Paper::new(vec![Piece { width: u64::MAX - 7, height: 10u64.pow(18) + 3 }]).unwrap();
-    let many = Paper::new((0..10_000).map(|_| Piece { width: 2 + random.next() % 1_000_000, height: 2 + random.next() % 1_000_000 }).collect()).unwrap();
+    let many = Paper::new((0..10_000).map(|_| Piece { width: 2 + random.next_u64() % 1_000_000, height: 2 + random.next_u64() % 1_000_000 }).collect()).unwrap();
     c.bench_function("cutting/value 200x200", |b| b.iter(|| black_box(&single).value(&mut Solver::in_memory())));
     c.bench_function("cutting/value 1e18-sized piece", |b| b.iter(|| black_box(&huge).value(&mut Solver::in_memory())));
     c.bench_function("cutting/value 10000 pieces", |b| b.iter(|| black_box(&many).value(&mut Solver::in_memory())));
@@ -34,11 +23,11 @@ fn cutting(c: &mut Criterion) {
 }
 
 fn stone_boxes(c: &mut Criterion) {
-    let mut random = Xorshift(0x2545_F491_4F6C_DD1D);
+    let mut random = SplitMix::new(0x2545_F491_4F6C_DD1D);
     let huge = Boxes::new(vec![StoneBox { capacity: u64::MAX, stones: 123_456_789 }]).unwrap();
     let many = Boxes::new((0..10_000).map(|_| {
-        let capacity = random.next();
-        StoneBox { capacity, stones: random.next() % (capacity / 1_000_000_000 + 1) }
+        let capacity = random.next_u64();
+        StoneBox { capacity, stones: random.next_u64() % (capacity / 1_000_000_000 + 1) }
     }).collect()).unwrap();
     c.bench_function("stone_boxes/value u64::MAX box", |b| b.iter(|| black_box(&huge).value(&mut Solver::in_memory())));
     c.bench_function("stone_boxes/value 10000 boxes", |b| b.iter(|| black_box(&many).value(&mut Solver::in_memory())));
@@ -47,17 +36,17 @@ fn stone_boxes(c: &mut Criterion) {
 }
 
 /// A random legal strip of `rows` rows with `cells` reclaimed cells, spread over the whole strip.
-fn random_strip(random: &mut Xorshift, rows: u64, cells: u64) -> Strip {
+fn random_strip(random: &mut SplitMix, rows: u64, cells: u64) -> Strip {
     let band = rows / cells;
     let reclaimed = (0..cells)
-        .map(|i| Cell { row: i * band + 1 + random.next() % (band - 2), column: 1 + (random.next() % 2) as u8 })
+        .map(|i| Cell { row: i * band + 1 + random.next_u64() % (band - 2), column: 1 + (random.next_u64() % 2) as u8 })
         .collect::<Vec<_>>();
     // Cells in bands of rows never touch: every band leaves its last row free.
     Strip::new(rows, reclaimed).expect("a legal strip")
 }
 
 fn reclamation(c: &mut Criterion) {
-    let mut random = Xorshift(0x1234_5678_9ABC_DEF1);
+    let mut random = SplitMix::new(0x1234_5678_9ABC_DEF1);
     let strips: Vec<Strip> = (0..8).map(|_| random_strip(&mut random, 1_000_000_000_000_000_000, 100_000)).collect();
     let mut next = 0;
     c.bench_function("reclamation/value 1e18 rows, 1e5 cells", |b| {

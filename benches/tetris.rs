@@ -11,19 +11,7 @@ use std::time::{Duration, Instant};
 use nimber::games::tetris::Board;
 use nimber::games::{Budget, Game, Interrupted, NoMemo, Solver, Value};
 use nimber::judge::{judge, Problem};
-
-/// SplitMix64: a tiny deterministic generator.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+use nimber::random::SplitMix;
 
 fn full(height: usize, width: usize) -> Vec<String> {
     vec!["0".repeat(width); height]
@@ -36,7 +24,7 @@ const CONTEST_SHAPES: [(usize, usize); 10] =
 /// `count` random boards of every contest shape with exactly 40 free cells (the contest's maximum),
 /// blocked cells anywhere; with `walls`, half of them with a wall of blocked cells across the board.
 fn contest_boards(count: usize, seed: u64, walls: bool) -> Vec<Vec<String>> {
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix::new(seed);
     let mut boards = Vec::new();
     for (height, width) in CONTEST_SHAPES {
         for _ in 0..count {
@@ -44,19 +32,19 @@ fn contest_boards(count: usize, seed: u64, walls: bool) -> Vec<Vec<String>> {
             let to_block = height * width - 40;
             let mut blocked = 0;
             // Half of the boards first get a wall (a full row or column) splitting them in two.
-            if walls && rng.next().is_multiple_of(2) {
+            if walls && rng.next_u64().is_multiple_of(2) {
                 if height <= to_block && width > 2 {
-                    let column = 1 + (rng.next() % (width as u64 - 2)) as usize;
+                    let column = 1 + (rng.next_u64() % (width as u64 - 2)) as usize;
                     (0..height).for_each(|row| cells[row * width + column] = b'1');
                     blocked = height;
                 } else if width <= to_block && height > 2 {
-                    let row = 1 + (rng.next() % (height as u64 - 2)) as usize;
+                    let row = 1 + (rng.next_u64() % (height as u64 - 2)) as usize;
                     cells[row * width..(row + 1) * width].fill(b'1');
                     blocked = width;
                 }
             }
             while blocked < to_block {
-                let i = (rng.next() % cells.len() as u64) as usize;
+                let i = (rng.next_u64() % cells.len() as u64) as usize;
                 if cells[i] == b'0' {
                     cells[i] = b'1';
                     blocked += 1;

@@ -9,6 +9,7 @@ pub mod convert;
 pub mod games;
 pub mod judge;
 pub mod metrics;
+pub mod random;
 pub mod server;
 pub mod service;
 

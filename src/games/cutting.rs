@@ -493,6 +493,7 @@ impl Game for Paper {
 
 #[cfg(test)]
 mod tests {
+    use crate::random::SplitMix;
     use super::*;
     use crate::games::{count_moves_by_search, mex, moves_by_search, Outcome};
     use std::collections::HashMap;
@@ -747,31 +748,22 @@ mod tests {
         }
     }
 
-    /// A small deterministic generator (splitmix64) for the huge-piece tests.
-    struct SplitMix(u64);
 
     impl SplitMix {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
 
         fn side(&mut self) -> u64 {
-            match self.next() % 4 {
-                0 => u64::MAX - self.next() % 200,
-                1 => 1_000_000_000_000_000_000 + self.next() % 1000,
-                2 => 2 + self.next() % 200,
-                _ => 2 + self.next() % (u64::MAX - 2),
+            match self.next_u64() % 4 {
+                0 => u64::MAX - self.next_u64() % 200,
+                1 => 1_000_000_000_000_000_000 + self.next_u64() % 1000,
+                2 => 2 + self.next_u64() % 200,
+                _ => 2 + self.next_u64() % (u64::MAX - 2),
             }
         }
     }
 
     #[test]
     fn move_to_works_on_huge_pieces() {
-        let mut random = SplitMix(2311);
+        let mut random = SplitMix::new(2311);
         let mut solver = Solver::in_memory();
         let mut nonzero = 0;
         for round in 0..3000 {
@@ -863,7 +855,7 @@ mod tests {
 
     #[test]
     fn analysis_is_consistent_on_huge_pieces() {
-        let mut random = SplitMix(1729);
+        let mut random = SplitMix::new(1729);
         let mut solver = Solver::in_memory();
         let mut won_at_once = 0;
         for round in 0..2000 {
@@ -871,7 +863,7 @@ mod tests {
             let mut sizes: Vec<(u64, u64)> = (0..count).map(|_| (random.side(), random.side())).collect();
             if round % 3 == 0 {
                 // A 1-wide piece: the position is won at once.
-                let at = random.next() as usize % (sizes.len() + 1);
+                let at = random.next_u64() as usize % (sizes.len() + 1);
                 sizes.insert(at, if round % 2 == 0 { (1, random.side()) } else { (random.side(), 1) });
                 won_at_once += 1;
             }
@@ -885,7 +877,7 @@ mod tests {
                 let count = position.count_moves_to(target, &mut solver).expect("no budget");
                 counted += count;
                 let mut ks = vec![0, 1, count / 2, count.saturating_sub(2), count.saturating_sub(1)];
-                ks.extend((0..3).map(|_| u128::from(random.next()) * u128::from(random.next()) % count.max(1)));
+                ks.extend((0..3).map(|_| u128::from(random.next_u64()) * u128::from(random.next_u64()) % count.max(1)));
                 for k in ks.into_iter().filter(|&k| k < count) {
                     let window = position.moves_to(target, k, 2, &mut solver).expect("no budget");
                     assert_eq!(window.len() as u128, (count - k).min(2), "{sizes:?} to {target:?} from {k}");

@@ -539,6 +539,7 @@ impl Game for Strip {
 
 #[cfg(test)]
 mod tests {
+    use crate::random::SplitMix;
     use super::*;
     use crate::games::{count_moves_by_search, moves_by_search};
 
@@ -823,28 +824,19 @@ mod tests {
         }
     }
 
-    /// A small deterministic generator (splitmix64) for the huge-strip tests.
-    struct SplitMix(u64);
 
     impl SplitMix {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
 
         /// A number in `1..=bound`.
         fn up_to(&mut self, bound: u64) -> u64 {
-            1 + self.next() % bound
+            1 + self.next_u64() % bound
         }
 
         /// A row of a strip of `rows` rows: near an end or anywhere.
         fn row(&mut self, rows: u64) -> u64 {
-            match self.next() % 3 {
+            match self.next_u64() % 3 {
                 0 => self.up_to(rows.min(5)),
-                1 => rows - self.next() % rows.min(5),
+                1 => rows - self.next_u64() % rows.min(5),
                 _ => self.up_to(rows),
             }
         }
@@ -875,26 +867,26 @@ mod tests {
 
     #[test]
     fn analysis_is_consistent_on_huge_strips() {
-        let mut random = SplitMix(335);
+        let mut random = SplitMix::new(335);
         let mut solver = Solver::in_memory();
         let mut huge_counts = 0;
         for round in 0..3000 {
             let rows = if round % 2 == 0 {
                 1_000_000_000_000_000_000
             } else {
-                u64::MAX - random.next() % 3
+                u64::MAX - random.next_u64() % 3
             };
             let cells: Vec<Cell> = (0..round % 5)
-                .map(|_| cell(random.row(rows), 1 + (random.next() % 2) as u8))
+                .map(|_| cell(random.row(rows), 1 + (random.next_u64() % 2) as u8))
                 .collect();
             let Ok(strip) = Strip::new(rows, cells) else {
                 continue;
             };
             let total = strip.move_count();
             let value = nimber(&strip);
-            let mut targets = vec![0, 1, value, value ^ 1, random.next(), (1 << 40) - 1];
+            let mut targets = vec![0, 1, value, value ^ 1, random.next_u64(), (1 << 40) - 1];
             for _ in 0..4 {
-                let sample = cell(random.row(rows), 1 + (random.next() % 2) as u8);
+                let sample = cell(random.row(rows), 1 + (random.next_u64() % 2) as u8);
                 if strip.is_free(sample) {
                     targets.push(nimber(&strip.play(&sample)));
                 }
@@ -918,7 +910,7 @@ mod tests {
                 ];
                 ks.extend(
                     (0..3).map(|_| {
-                        u128::from(random.next()) * u128::from(random.next()) % count.max(1)
+                        u128::from(random.next_u64()) * u128::from(random.next_u64()) % count.max(1)
                     }),
                 );
                 for k in ks.into_iter().filter(|&k| k < count) {

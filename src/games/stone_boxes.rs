@@ -263,6 +263,7 @@ impl Game for Boxes {
 
 #[cfg(test)]
 mod tests {
+    use crate::random::SplitMix;
     use super::*;
     use crate::games::{count_moves_by_search, moves_by_search};
 
@@ -387,32 +388,15 @@ mod tests {
         assert!(!position.is_legal(&AddStones { box_index: 0, stones: 0 }));
     }
 
-    /// A small deterministic generator (splitmix64) for the huge-box tests.
-    struct SplitMix(u64);
 
     impl SplitMix {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        fn below(&mut self, bound: u64) -> u64 {
-            if bound == 0 {
-                0
-            } else {
-                self.next() % bound
-            }
-        }
 
         /// A huge box, with stones anywhere: empty, full, tiny, near the thresholds, or at random.
         fn huge_box(&mut self) -> (u64, u64) {
             let capacity = u64::MAX - self.below(1 << 20);
             let t1 = threshold(capacity);
             let t2 = threshold(t1);
-            let stones = match self.next() % 9 {
+            let stones = match self.next_u64() % 9 {
                 0 => 0,
                 1 => capacity,
                 2 => 1 + self.below(5),
@@ -429,7 +413,7 @@ mod tests {
 
     #[test]
     fn move_to_works_on_huge_boxes() {
-        let mut random = SplitMix(1729);
+        let mut random = SplitMix::new(1729);
         let mut solver = Solver::in_memory();
         for round in 0..20_000 {
             let count = 1 + round % 3;
@@ -507,7 +491,7 @@ mod tests {
 
     #[test]
     fn analysis_is_consistent_on_huge_boxes() {
-        let mut random = SplitMix(2026);
+        let mut random = SplitMix::new(2026);
         let mut solver = Solver::in_memory();
         let mut several = 0;
         for round in 0..20_000 {
@@ -519,7 +503,7 @@ mod tests {
             assert_eq!(total, expected, "{list:?}");
             // Targets: the values of a few random legal moves (so each is reached), and some others.
             let Value::Nimber(g) = value_of(&position) else { panic!("stone boxes have nimbers only") };
-            let mut targets = vec![0, 1, g, g ^ 1, g.wrapping_add(1), random.next(), u64::MAX];
+            let mut targets = vec![0, 1, g, g ^ 1, g.wrapping_add(1), random.next_u64(), u64::MAX];
             for (box_index, b) in position.boxes().iter().enumerate() {
                 let most = option_count(b.capacity, b.stones);
                 if most > 0 {

@@ -1,48 +1,10 @@
-//! The positions a load run sends: a tiny xorshift generator (no `rand` in the binary) and the four
+//! The positions a load run sends (drawn with the crate's deterministic `SplitMix`): the four
 //! workloads. Positions that repeat are built once, up front, and cloned per request; cold boards
 //! are built per request from the request's sequence number, so they practically never repeat within a run.
 
 use nimber::proto::{self, position::Game as P};
 
-/// xorshift64*: fast, deterministic, good enough for picking positions.
-#[derive(Clone, Debug)]
-pub struct XorShift(u64);
-
-impl XorShift {
-    /// A generator seeded from `seed` (any value, 0 included).
-    pub fn new(seed: u64) -> Self {
-        // splitmix64 of the seed, so nearby seeds give unrelated streams and the state is never 0.
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        Self(if z == 0 { 0x2545_F491_4F6C_DD1D } else { z })
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in `low..=high` (tiny modulo bias, irrelevant here).
-    pub fn range(&mut self, low: u64, high: u64) -> u64 {
-        let span = high - low;
-        if span == u64::MAX {
-            return self.next_u64();
-        }
-        low + self.next_u64() % (span + 1)
-    }
-
-    /// True with probability `percent`/100.
-    pub fn percent(&mut self, percent: u64) -> bool {
-        self.next_u64() % 100 < percent
-    }
-}
+pub use nimber::random::SplitMix;
 
 /// Which positions a run sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -97,7 +59,7 @@ pub struct Positions {
 impl Positions {
     /// The positions of `workload`, reproducible from `seed`.
     pub fn new(workload: Workload, seed: u64) -> Self {
-        let mut random = XorShift::new(seed);
+        let mut random = SplitMix::new(seed);
         let closed_form = (0..CLOSED_FORM_POOL).map(|_| closed_form_position(&mut random)).collect();
         let cached = CACHED_BOARDS.iter().map(|rows| board(rows.iter().map(|row| row.to_string()).collect())).collect();
         Self { workload, closed_form, cached, seed }
@@ -107,7 +69,7 @@ impl Positions {
     pub fn get(&self, sequence: u64) -> proto::Position {
         // A per-request generator: which kind of position (mixed) and the cold board depend only on
         // the sequence number, so workers need no shared state but the counter.
-        let mut random = XorShift::new(self.seed ^ sequence.wrapping_mul(0xA24B_AED4_963E_E407));
+        let mut random = SplitMix::new(self.seed ^ sequence.wrapping_mul(0xA24B_AED4_963E_E407));
         let kind = match self.workload {
             Workload::Mixed => match random.next_u64() % 100 {
                 0..=79 => Workload::ClosedForm,
@@ -131,7 +93,7 @@ fn board(rows: Vec<String>) -> proto::Position {
 /// A 6×6 board with each cell blocked with probability 1/4, drawn from the request's own generator:
 /// about 29 bits of entropy, so boards of one run are distinct but for a handful in a million (as
 /// requests; their canonical components may still repeat, as they would in real traffic).
-fn cold_board(random: &mut XorShift) -> proto::Position {
+fn cold_board(random: &mut SplitMix) -> proto::Position {
     let bits = random.next_u64() & random.next_u64();
     let rows = (0..6)
         .map(|row| (0..6).map(|column| if bits >> (row * 6 + column) & 1 == 1 { '1' } else { '0' }).collect())
@@ -140,9 +102,9 @@ fn cold_board(random: &mut XorShift) -> proto::Position {
 }
 
 /// A random position of one of the four closed-form games, one in five with huge sizes.
-pub fn closed_form_position(random: &mut XorShift) -> proto::Position {
+pub fn closed_form_position(random: &mut SplitMix) -> proto::Position {
     let huge = random.percent(20);
-    let size = |random: &mut XorShift, small: u64| if huge { random.range(1, u64::MAX) } else { random.range(1, small) };
+    let size = |random: &mut SplitMix, small: u64| if huge { random.range(1, u64::MAX) } else { random.range(1, small) };
     let game = match random.next_u64() % 4 {
         0 => P::Cutting(proto::Cutting {
             pieces: (0..random.range(1, 3))

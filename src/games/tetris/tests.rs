@@ -9,6 +9,7 @@ use super::strip::Strip;
 use super::window::{self, Window};
 use super::*;
 use crate::games::{Budget, GameTag, Memo, NoMemo, Outcome};
+use crate::random::SplitMix;
 
 /// The literal game: cells as a bitmask (`r·width + c`), a move blocks a 2×2 square of free
 /// cells; Grundy values memoized in a plain `HashMap`, no splitting, no symmetry.
@@ -67,29 +68,17 @@ fn value(board: &Board) -> u64 {
     board.value(&mut solver).expect("no deadline").nimber().expect("normal play")
 }
 
-/// SplitMix64: a tiny deterministic generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
+/// A number in `0..n`.
+fn index_below(rng: &mut SplitMix, n: usize) -> usize {
+    rng.below(n as u64) as usize
 }
 
 /// A random `height`×`width` board with at most `max_free` free cells, as a bitmask.
-fn random_free(rng: &mut Rng, height: usize, width: usize, max_free: u32) -> u64 {
+fn random_free(rng: &mut SplitMix, height: usize, width: usize, max_free: u32) -> u64 {
     let cells = height * width;
     let mut free = if cells == 64 { u64::MAX } else { (1u64 << cells) - 1 };
     while free.count_ones() > max_free {
-        free &= !(1 << rng.below(cells));
+        free &= !(1 << index_below(rng, cells));
     }
     free
 }
@@ -111,10 +100,10 @@ fn agrees_with_brute_force_on_every_board_up_to_4x4_and_2x7() {
 
 #[test]
 fn agrees_with_brute_force_on_random_boards() {
-    let mut rng = Rng(1760);
+    let mut rng = SplitMix::new(1760);
     for round in 0..400 {
         let (height, width) =
-            if round % 2 == 0 { (2 + rng.below(5), 2 + rng.below(5)) } else { (2 + rng.below(7), 2 + rng.below(7)) };
+            if round % 2 == 0 { (2 + index_below(&mut rng, 5), 2 + index_below(&mut rng, 5)) } else { (2 + index_below(&mut rng, 7), 2 + index_below(&mut rng, 7)) };
         let max_free = if round % 10 == 0 { 28 } else { 20 };
         let free = random_free(&mut rng, height, width, max_free);
         let rows = rows_of(height, width, free);
@@ -199,16 +188,16 @@ impl PlainKayles {
 
 #[test]
 fn agrees_with_plain_component_search_on_larger_boards() {
-    let mut rng = Rng(2024);
+    let mut rng = SplitMix::new(2024);
     let mut wide_components = 0;
     for round in 0..45 {
         // 9×9 boards (windows only), 10×10 to 12×12 boards (components wider than a window).
-        let side = if round < 30 { 9 } else { 10 + rng.below(3) };
+        let side = if round < 30 { 9 } else { 10 + index_below(&mut rng, 3) };
         let cells = side * side;
-        let blocked = if round < 30 { 8 + rng.below(20) } else { cells / 5 + rng.below(cells / 8) };
+        let blocked = if round < 30 { 8 + index_below(&mut rng, 20) } else { cells / 5 + index_below(&mut rng, cells / 8) };
         let mut free = vec![true; cells];
         for _ in 0..blocked {
-            free[rng.below(cells)] = false;
+            free[index_below(&mut rng, cells)] = false;
         }
         let rows: Vec<String> =
             free.chunks(side).map(|row| row.iter().map(|&f| if f { '0' } else { '1' }).collect()).collect();
@@ -228,12 +217,12 @@ fn agrees_with_plain_component_search_on_larger_boards() {
 #[test]
 fn agrees_with_brute_force_on_contest_size_boards() {
     // 7×7 boards with 9 blocked border cells: 40 free cells, the most placements the limit allows.
-    let mut rng = Rng(1760);
+    let mut rng = SplitMix::new(1760);
     let border: Vec<usize> = (0..49).filter(|i| [i / 7, i % 7].iter().any(|&x| x == 0 || x == 6)).collect();
     for _ in 0..40 {
         let mut free = (1u64 << 49) - 1;
         while free.count_ones() > 40 {
-            free &= !(1 << border[rng.below(border.len())]);
+            free &= !(1 << border[index_below(&mut rng, border.len())]);
         }
         let rows = rows_of(7, 7, free);
         let board = Board::new(&rows).expect("generated boards are valid");
@@ -287,10 +276,10 @@ fn hdu_1760_samples() {
 
 #[test]
 fn best_move_and_move_to_reach_their_targets() {
-    let mut rng = Rng(42);
+    let mut rng = SplitMix::new(42);
     let mut boards: Vec<Board> = (4..=8).map(|n| full(n, n)).collect();
     for _ in 0..60 {
-        let (height, width) = (2 + rng.below(6), 2 + rng.below(6));
+        let (height, width) = (2 + index_below(&mut rng, 6), 2 + index_below(&mut rng, 6));
         let free = random_free(&mut rng, height, width, 30);
         boards.push(Board::new(&rows_of(height, width, free)).expect("generated boards are valid"));
     }
@@ -319,9 +308,9 @@ fn best_move_and_move_to_reach_their_targets() {
 
 #[test]
 fn value_is_invariant_under_the_symmetries_of_the_board() {
-    let mut rng = Rng(7);
+    let mut rng = SplitMix::new(7);
     for _ in 0..40 {
-        let (height, width) = (2 + rng.below(7), 2 + rng.below(7));
+        let (height, width) = (2 + index_below(&mut rng, 7), 2 + index_below(&mut rng, 7));
         let free = random_free(&mut rng, height, width, 40);
         let rows = rows_of(height, width, free);
         let cell = |r: usize, c: usize| rows[r].as_bytes()[c] as char;
@@ -335,11 +324,11 @@ fn value_is_invariant_under_the_symmetries_of_the_board() {
 
 #[test]
 fn canonical_form_is_shared_by_all_images() {
-    let mut rng = Rng(99);
+    let mut rng = SplitMix::new(99);
     for _ in 0..200 {
         let mut rows = [0u16; 16];
         for row in rows.iter_mut().take(GRID) {
-            *row = (rng.next() as u16) & 0x7FFF;
+            *row = (rng.next_u64() as u16) & 0x7FFF;
         }
         assert_eq!(transpose(transpose(rows)), rows);
         let set = Placements::from_rows(&rows);
@@ -360,11 +349,11 @@ fn canonical_form_is_shared_by_all_images() {
 
 #[test]
 fn window_canonical_form_is_shared_by_all_images() {
-    let mut rng = Rng(5);
+    let mut rng = SplitMix::new(5);
     for round in 0..2000 {
         // Sparse and dense sets, shifted anywhere in the window.
-        let mut x = rng.next() & rng.next() | if round % 2 == 0 { rng.next() } else { 0 };
-        x >>= rng.below(20);
+        let mut x = rng.next_u64() & rng.next_u64() | if round % 2 == 0 { rng.next_u64() } else { 0 };
+        x >>= index_below(&mut rng, 20);
         if x == 0 {
             continue;
         }
@@ -391,12 +380,12 @@ fn window_canonical_form_is_shared_by_all_images() {
 
 #[test]
 fn strip_canonical_form_is_shared_by_all_images() {
-    let mut rng = Rng(11);
+    let mut rng = SplitMix::new(11);
     for _ in 0..2000 {
-        let (height, width) = (1 + rng.below(8), 9 + rng.below(7));
+        let (height, width) = (1 + index_below(&mut rng, 8), 9 + index_below(&mut rng, 7));
         let mut rows = [0u16; 8];
         for row in rows.iter_mut().take(height) {
-            *row = (rng.next() & rng.next()) as u16 & ((1 << width) - 1);
+            *row = (rng.next_u64() & rng.next_u64()) as u16 & ((1 << width) - 1);
         }
         let strip = Strip::from_rows(&rows);
         if strip.len() == 0 {
