@@ -21,14 +21,14 @@ pub const MEMO_MIN_WORK: u64 = 64;
 /// Search nodes between two budget checks.
 const CHECK_INTERVAL: u64 = 4096;
 
-/// Node Kayles on a path of `n` vertices, which is the octal game 0.137, for `n ≤ 16`
-/// (a straight line of placements: at most 15 on a 16-wide board).
-const PATH: [u8; 17] = path_values();
+/// Node Kayles on a path of `n` vertices, which is the octal game 0.137, for `n ≤ 64`
+/// (a straight line of placements: at most 63 on a 2×64 board).
+pub const PATH: [u8; 65] = path_values();
 
-const fn path_values() -> [u8; 17] {
-    let mut values = [0u8; 17];
+const fn path_values() -> [u8; 65] {
+    let mut values = [0u8; 65];
     let mut n: usize = 1;
-    while n < 17 {
+    while n < 65 {
         // Playing vertex i deletes i-1, i, i+1 and leaves paths of i-1 and n-i-2 vertices.
         let mut seen: u64 = 0;
         let mut i: usize = 0;

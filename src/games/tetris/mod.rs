@@ -38,20 +38,23 @@ use self::bits::{Placements, GRID};
 use self::engine::Engine;
 use super::{Game, Interrupted, Solver, Value};
 
-/// The most rows (and columns) a board may have.
+/// The most rows (and columns) a board may have, unless it is thin.
 pub const MAX_SIDE: usize = 16;
+/// The most cells a thin board (one or two cells across) may have along its length: enough for
+/// every board of the contest (N·M < 50, e.g. 2×24 or 1×49).
+pub const MAX_THIN_LENGTH: usize = 64;
 
 /// Why a board was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TetrisError {
     /// The board has no rows, or its rows are empty.
     Empty,
-    /// More rows than [`MAX_SIDE`].
+    /// More rows than [`MAX_SIDE`] ([`MAX_THIN_LENGTH`] for a thin board).
     TooManyRows {
         /// How many rows were given.
         rows: usize,
     },
-    /// More columns than [`MAX_SIDE`].
+    /// More columns than [`MAX_SIDE`] ([`MAX_THIN_LENGTH`] for a thin board).
     TooManyColumns {
         /// How many columns the first row has.
         columns: usize,
@@ -81,10 +84,10 @@ impl fmt::Display for TetrisError {
         match self {
             TetrisError::Empty => write!(f, "tetris.rows is empty; a board needs at least one cell"),
             TetrisError::TooManyRows { rows } => {
-                write!(f, "tetris.rows has {rows} rows; the limit is {MAX_SIDE}")
+                write!(f, "tetris.rows has {rows} rows; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 cells wide)")
             }
             TetrisError::TooManyColumns { columns } => {
-                write!(f, "tetris.rows[0] has {columns} columns; the limit is {MAX_SIDE}")
+                write!(f, "tetris.rows[0] has {columns} columns; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 rows high)")
             }
             TetrisError::RaggedRow { row, length, expected } => {
                 write!(f, "tetris.rows[{row}] has {length} columns but tetris.rows[0] has {expected}")
@@ -99,13 +102,48 @@ impl fmt::Display for TetrisError {
 
 impl std::error::Error for TetrisError {}
 
-/// A board: a rectangle of free and blocked cells, at most 16×16.
+/// A board: a rectangle of free and blocked cells, at most 16×16, or a thin board (one or two
+/// cells across) at most [`MAX_THIN_LENGTH`] long.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Board {
     height: usize,
     width: usize,
     /// `free[r]` bit `c`: the cell in 0-based row `r`, column `c` is free.
-    free: [u16; MAX_SIDE],
+    free: [u64; MAX_THIN_LENGTH],
+}
+
+/// The placements of a board longer than 16 (so one or two cells across): they lie on one line.
+#[derive(Clone, Copy, Debug)]
+struct Line {
+    /// Bit `i`: the `i`-th placement along the line is available.
+    placements: u64,
+    /// Whether the line runs down the rows (a board two cells wide) rather than along row 1.
+    down: bool,
+}
+
+impl Line {
+    /// The placement of bit `i`.
+    fn placement(self, i: usize) -> Placement {
+        if self.down {
+            Placement { row: i + 1, column: 1 }
+        } else {
+            Placement { row: 1, column: i + 1 }
+        }
+    }
+
+    /// The value: placements in a line form paths (Node Kayles on a path, octal 0.137), one per
+    /// run of available placements; the XOR of their values.
+    fn value(self) -> u64 {
+        let mut rest = self.placements;
+        let mut value = 0;
+        while rest != 0 {
+            rest >>= rest.trailing_zeros();
+            let run = rest.trailing_ones();
+            value ^= u64::from(engine::PATH[run as usize]);
+            rest = rest.checked_shr(run).unwrap_or(0);
+        }
+        value
+    }
 }
 
 /// A move: the 1-based row and column of the top-left cell of a 2×2 square on four free cells.
@@ -124,13 +162,15 @@ impl Board {
         if expected == 0 {
             return Err(TetrisError::Empty);
         }
-        if rows.len() > MAX_SIDE {
+        let thin = rows.len().min(expected) <= 2;
+        let limit = if thin { MAX_THIN_LENGTH } else { MAX_SIDE };
+        if rows.len() > limit {
             return Err(TetrisError::TooManyRows { rows: rows.len() });
         }
-        if expected > MAX_SIDE {
+        if expected > limit {
             return Err(TetrisError::TooManyColumns { columns: expected });
         }
-        let mut free = [0u16; MAX_SIDE];
+        let mut free = [0u64; MAX_THIN_LENGTH];
         for (r, row) in rows.iter().enumerate() {
             let length = row.chars().count();
             if length != expected {
@@ -171,15 +211,47 @@ impl Board {
             .collect()
     }
 
-    /// The placements available on the board.
+    /// The placements available on a board of at most 16×16 (see [`Board::line`] for the others).
     fn placements(&self) -> Placements {
         let mut rows = [0u16; 16];
-        let last_column = (1 << (self.width - 1)) - 1;
+        let last_column = (1u64 << (self.width - 1)) - 1;
         for (r, row) in rows.iter_mut().enumerate().take(self.height.saturating_sub(1).min(GRID)) {
             let both = self.free[r] & self.free[r + 1];
-            *row = both & both >> 1 & last_column;
+            *row = (both & both >> 1 & last_column) as u16;
         }
         Placements::from_rows(&rows)
+    }
+
+    /// The line of placements of a board longer than 16 cells (it is thin), `None` for the others.
+    fn line(&self) -> Option<Line> {
+        if self.height.max(self.width) <= MAX_SIDE {
+            return None;
+        }
+        let mut placements = 0u64;
+        let down = self.height > self.width;
+        if down && self.width == 2 {
+            let both = |r: usize| self.free[r] & 0b11 == 0b11;
+            placements = (0..self.height - 1).filter(|&r| both(r) && both(r + 1)).fold(0, |line, r| line | 1 << r);
+        } else if !down && self.height == 2 {
+            let both = self.free[0] & self.free[1];
+            placements = both & both >> 1 & ((1u64 << (self.width - 1)) - 1);
+        }
+        Some(Line { placements, down })
+    }
+
+    /// A placement of a line board leading to value `target`.
+    fn line_move_to(&self, line: Line, target: u64) -> Option<Placement> {
+        let mut rest = line.placements;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let placement = line.placement(i);
+            let after = self.play(&placement).line().map_or(0, Line::value);
+            if after == target {
+                return Some(placement);
+            }
+        }
+        None
     }
 
     /// Components with their values, and the total.
@@ -219,11 +291,18 @@ impl Game for Board {
     type Move = Placement;
 
     fn value(&self, solver: &mut Solver) -> Result<Value, Interrupted> {
+        if let Some(line) = self.line() {
+            return Ok(Value::Nimber(line.value()));
+        }
         let mut engine = Engine::new(solver);
         Ok(Value::Nimber(engine.value_of_board(self.placements())?))
     }
 
     fn moves(&self) -> Box<dyn Iterator<Item = Placement> + '_> {
+        if let Some(line) = self.line() {
+            let bits = (0..64).filter(move |i| line.placements >> i & 1 == 1);
+            return Box::new(bits.map(move |i| line.placement(i)));
+        }
         Box::new(self.placements().iter().map(|p| Placement { row: p / 16 + 1, column: p % 16 + 1 }))
     }
 
@@ -243,12 +322,20 @@ impl Game for Board {
         let Value::Nimber(target) = target else {
             return Ok(None);
         };
+        if let Some(line) = self.line() {
+            return Ok(self.line_move_to(line, target));
+        }
         let mut engine = Engine::new(solver);
         let (parts, total) = self.component_values(&mut engine)?;
         self.placement_to(target, &parts, total, &mut engine)
     }
 
     fn best_move(&self, solver: &mut Solver) -> Result<(Value, Option<Placement>), Interrupted> {
+        if let Some(line) = self.line() {
+            let total = line.value();
+            let mv = if total == 0 { self.moves().next() } else { self.line_move_to(line, 0) };
+            return Ok((Value::Nimber(total), mv));
+        }
         let mut engine = Engine::new(solver);
         let (parts, total) = self.component_values(&mut engine)?;
         let mv = if total == 0 { self.moves().next() } else { self.placement_to(0, &parts, total, &mut engine)? };
