@@ -14,25 +14,43 @@ fn cutting(c: &mut Criterion) {
     let mut random = SplitMix::new(0x9E37_79B9_7F4A_7C15);
     let single = Paper::new(vec![Piece { width: 200, height: 200 }]).unwrap();
     let huge = Paper::new(vec![Piece { width: u64::MAX - 7, height: 10u64.pow(18) + 3 }]).unwrap();
-    let many = Paper::new((0..10_000).map(|_| Piece { width: 2 + random.next_u64() % 1_000_000, height: 2 + random.next_u64() % 1_000_000 }).collect()).unwrap();
+    let many = Paper::new(
+        (0..10_000)
+            .map(|_| Piece { width: 2 + random.next_u64() % 1_000_000, height: 2 + random.next_u64() % 1_000_000 })
+            .collect(),
+    )
+    .unwrap();
     c.bench_function("cutting/value 200x200", |b| b.iter(|| black_box(&single).value(&mut Solver::in_memory())));
     c.bench_function("cutting/value 1e18-sized piece", |b| b.iter(|| black_box(&huge).value(&mut Solver::in_memory())));
     c.bench_function("cutting/value 10000 pieces", |b| b.iter(|| black_box(&many).value(&mut Solver::in_memory())));
-    c.bench_function("cutting/best_move 1e18-sized piece", |b| b.iter(|| black_box(&huge).best_move(&mut Solver::in_memory())));
-    c.bench_function("cutting/best_move 10000 pieces", |b| b.iter(|| black_box(&many).best_move(&mut Solver::in_memory())));
+    c.bench_function("cutting/best_move 1e18-sized piece", |b| {
+        b.iter(|| black_box(&huge).best_move(&mut Solver::in_memory()))
+    });
+    c.bench_function("cutting/best_move 10000 pieces", |b| {
+        b.iter(|| black_box(&many).best_move(&mut Solver::in_memory()))
+    });
 }
 
 fn stone_boxes(c: &mut Criterion) {
     let mut random = SplitMix::new(0x2545_F491_4F6C_DD1D);
     let huge = Boxes::new(vec![StoneBox { capacity: u64::MAX, stones: 123_456_789 }]).unwrap();
-    let many = Boxes::new((0..10_000).map(|_| {
-        let capacity = random.next_u64();
-        StoneBox { capacity, stones: random.next_u64() % (capacity / 1_000_000_000 + 1) }
-    }).collect()).unwrap();
+    let many = Boxes::new(
+        (0..10_000)
+            .map(|_| {
+                let capacity = random.next_u64();
+                StoneBox { capacity, stones: random.next_u64() % (capacity / 1_000_000_000 + 1) }
+            })
+            .collect(),
+    )
+    .unwrap();
     c.bench_function("stone_boxes/value u64::MAX box", |b| b.iter(|| black_box(&huge).value(&mut Solver::in_memory())));
     c.bench_function("stone_boxes/value 10000 boxes", |b| b.iter(|| black_box(&many).value(&mut Solver::in_memory())));
-    c.bench_function("stone_boxes/best_move u64::MAX box", |b| b.iter(|| black_box(&huge).best_move(&mut Solver::in_memory())));
-    c.bench_function("stone_boxes/best_move 10000 boxes", |b| b.iter(|| black_box(&many).best_move(&mut Solver::in_memory())));
+    c.bench_function("stone_boxes/best_move u64::MAX box", |b| {
+        b.iter(|| black_box(&huge).best_move(&mut Solver::in_memory()))
+    });
+    c.bench_function("stone_boxes/best_move 10000 boxes", |b| {
+        b.iter(|| black_box(&many).best_move(&mut Solver::in_memory()))
+    });
 }
 
 /// A random legal strip of `rows` rows with `cells` reclaimed cells, spread over the whole strip.
@@ -78,7 +96,9 @@ fn reclamation(c: &mut Criterion) {
 fn diagonal_walk(c: &mut Criterion) {
     let walk = Walk::new(1_000_000_000_000_000_000, 999_999_999_999_999_999, 123_456_789, 1, 1).unwrap();
     c.bench_function("diagonal_walk/value 1e18 board", |b| b.iter(|| black_box(&walk).value(&mut Solver::in_memory())));
-    c.bench_function("diagonal_walk/best_move 1e18 board", |b| b.iter(|| black_box(&walk).best_move(&mut Solver::in_memory())));
+    c.bench_function("diagonal_walk/best_move 1e18 board", |b| {
+        b.iter(|| black_box(&walk).best_move(&mut Solver::in_memory()))
+    });
 }
 
 criterion_group!(benches, cutting, stone_boxes, reclamation, diagonal_walk);

@@ -190,7 +190,8 @@ fn compare_on_hardest_contest_boards(walls: bool) {
     let input = judge_input(&boards);
 
     let start = Instant::now();
-    let engine_output = judge(Problem::Tetris, &input, &mut Solver::new(Budget::unlimited(), &NoMemo)).expect("valid input");
+    let engine_output =
+        judge(Problem::Tetris, &input, &mut Solver::new(Budget::unlimited(), &NoMemo)).expect("valid input");
     let engine_time = start.elapsed();
     let worst = boards.iter().map(|rows| solve(rows, Budget::unlimited()).1).max().unwrap_or_default();
 

@@ -85,10 +85,10 @@ impl Store {
     /// Opens (or creates) the store in directory `path`, with an in-memory table of at most
     /// `hot_limit` entries in front of it.
     pub fn open(path: &Path, hot_limit: usize) -> Result<Self, OpenError> {
-        let db = sled::Config::new().path(path).open().map_err(|source| OpenError {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let db = sled::Config::new()
+            .path(path)
+            .open()
+            .map_err(|source| OpenError { path: path.display().to_string(), source })?;
         Ok(Self::over(db, hot_limit))
     }
 
@@ -347,7 +347,8 @@ mod tests {
                         std::thread::sleep(Duration::from_millis(100));
                         Ok(42)
                     };
-                    let (value, _) = store.get_or_compute(GameTag::Tetris, b"shared", &Budget::unlimited(), &mut compute).unwrap();
+                    let (value, _) =
+                        store.get_or_compute(GameTag::Tetris, b"shared", &Budget::unlimited(), &mut compute).unwrap();
                     assert_eq!(value, 42);
                 });
             }
@@ -367,7 +368,8 @@ mod tests {
                 assert!(store.get_or_compute(GameTag::Tetris, b"key", &Budget::unlimited(), &mut give_up).is_err());
             });
             std::thread::sleep(Duration::from_millis(10));
-            let (value, found) = store.get_or_compute(GameTag::Tetris, b"key", &Budget::unlimited(), &mut || Ok(7)).unwrap();
+            let (value, found) =
+                store.get_or_compute(GameTag::Tetris, b"key", &Budget::unlimited(), &mut || Ok(7)).unwrap();
             assert_eq!((value, found), (7, false));
         });
     }

@@ -4,9 +4,7 @@
 
 use crate::games::analysis::{self, Analysis};
 use crate::games::sum::{self, Sum};
-use crate::games::{
-    cutting, diagonal_walk, reclamation, stone_boxes, tetris, Move, Outcome, Position, Stats, Value,
-};
+use crate::games::{cutting, diagonal_walk, reclamation, stone_boxes, tetris, Move, Outcome, Position, Stats, Value};
 use crate::proto;
 use proto::position::Game as ProtoGame;
 
@@ -33,16 +31,17 @@ pub fn position_from_proto(position: Option<proto::Position>) -> Result<Position
 }
 
 fn game_from_proto(position: proto::Position, depth: usize) -> Result<Position, InvalidArgument> {
-    let game = position
-        .game
-        .ok_or_else(|| invalid("position must set one game: cutting, stone_boxes, reclamation, tetris, diagonal_walk or sum"))?;
+    let game = position.game.ok_or_else(|| {
+        invalid("position must set one game: cutting, stone_boxes, reclamation, tetris, diagonal_walk or sum")
+    })?;
     Ok(match game {
         ProtoGame::Cutting(paper) => {
             let pieces = paper.pieces.into_iter().map(|p| cutting::Piece { width: p.width, height: p.height });
             Position::Cutting(cutting::Paper::new(pieces.collect()).map_err(invalid)?)
         }
         ProtoGame::StoneBoxes(boxes) => {
-            let boxes = boxes.boxes.into_iter().map(|b| stone_boxes::StoneBox { capacity: b.capacity, stones: b.stones });
+            let boxes =
+                boxes.boxes.into_iter().map(|b| stone_boxes::StoneBox { capacity: b.capacity, stones: b.stones });
             Position::StoneBoxes(stone_boxes::Boxes::new(boxes.collect()).map_err(invalid)?)
         }
         ProtoGame::Reclamation(strip) => {
@@ -106,9 +105,9 @@ pub fn position_to_proto(position: &Position) -> proto::Position {
             row: walk.row(),
             column: walk.column(),
         }),
-        Position::Sum(sum) => ProtoGame::Sum(proto::Sum {
-            components: sum.components().iter().map(position_to_proto).collect(),
-        }),
+        Position::Sum(sum) => {
+            ProtoGame::Sum(proto::Sum { components: sum.components().iter().map(position_to_proto).collect() })
+        }
     };
     proto::Position { game: Some(game) }
 }
@@ -138,10 +137,9 @@ pub fn move_to_proto(mv: &Move) -> proto::Move {
             ProtoMove::StoneBoxes(proto::StoneBoxesMove { r#box: one_based(add.box_index), stones: add.stones })
         }
         Move::Reclamation(cell) => ProtoMove::Reclamation(cell_to_proto(cell)),
-        Move::Tetris(placement) => ProtoMove::Tetris(proto::TetrisMove {
-            row: placement.row as u64,
-            column: placement.column as u64,
-        }),
+        Move::Tetris(placement) => {
+            ProtoMove::Tetris(proto::TetrisMove { row: placement.row as u64, column: placement.column as u64 })
+        }
         Move::DiagonalWalk(direction) => ProtoMove::DiagonalWalk(proto::DiagonalWalkMove {
             direction: match direction {
                 diagonal_walk::Direction::Down => proto::Direction::Down,

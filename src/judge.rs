@@ -58,7 +58,9 @@ impl<'a> Tokens<'a> {
     }
 
     fn next_u64(&mut self, what: &str) -> Result<Option<u64>, JudgeError> {
-        self.next_str().map(|token| token.parse().map_err(|_| malformed(format!("{what}: `{token}` is not a number")))).transpose()
+        self.next_str()
+            .map(|token| token.parse().map_err(|_| malformed(format!("{what}: `{token}` is not a number"))))
+            .transpose()
     }
 
     fn expect_u64(&mut self, what: &str) -> Result<u64, JudgeError> {
@@ -113,7 +115,8 @@ pub fn judge(problem: Problem, input: &str, solver: &mut Solver) -> Result<Strin
                     .map(|_| {
                         let row = tokens.expect_u64("ri")?;
                         let column = tokens.expect_u64("ci")?;
-                        let column = u8::try_from(column).map_err(|_| malformed(format!("ci: {column} is not 1 or 2")))?;
+                        let column =
+                            u8::try_from(column).map_err(|_| malformed(format!("ci: {column} is not 1 or 2")))?;
                         Ok(reclamation::Cell { row, column })
                     })
                     .collect::<Result<Vec<_>, JudgeError>>()?;
@@ -125,7 +128,9 @@ pub fn judge(problem: Problem, input: &str, solver: &mut Solver) -> Result<Strin
             while let Some(height) = tokens.next_u64("N")? {
                 let _width = tokens.expect_u64("M")?;
                 let rows = (0..height)
-                    .map(|_| tokens.next_str().map(str::to_string).ok_or_else(|| malformed("board row: input ended early")))
+                    .map(|_| {
+                        tokens.next_str().map(str::to_string).ok_or_else(|| malformed("board row: input ended early"))
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
                 let board = tetris::Board::new(&rows).map_err(malformed)?;
                 line(if first_player_wins(&board, solver)? { "Yes" } else { "No" });
@@ -190,7 +195,11 @@ mod tests {
                 return true;
             }
             let even = (n + m) % 2 == 0;
-            if kk > 2 && (n / kk) % 2 == 1 { even } else { !even }
+            if kk > 2 && (n / kk) % 2 == 1 {
+                even
+            } else {
+                !even
+            }
         };
         let mut input = String::from("3\n");
         let mut expected = String::new();

@@ -15,7 +15,8 @@ use crate::cache::Store;
 use crate::games::Stats;
 
 /// Upper bounds of the latency histogram buckets, in seconds.
-const LATENCY_BUCKETS: [f64; 14] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 10.0, 60.0];
+const LATENCY_BUCKETS: [f64; 14] =
+    [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 10.0, 60.0];
 
 /// One RPC's latency histogram.
 #[derive(Default)]
@@ -78,19 +79,38 @@ impl Metrics {
             for (count, bound) in histogram.buckets.iter().zip(LATENCY_BUCKETS) {
                 let _ = writeln!(out, "nimber_request_duration_seconds_bucket{{rpc=\"{rpc}\",le=\"{bound}\"}} {count}");
             }
-            let _ = writeln!(out, "nimber_request_duration_seconds_bucket{{rpc=\"{rpc}\",le=\"+Inf\"}} {}", histogram.count);
+            let _ = writeln!(
+                out,
+                "nimber_request_duration_seconds_bucket{{rpc=\"{rpc}\",le=\"+Inf\"}} {}",
+                histogram.count
+            );
             let _ = writeln!(out, "nimber_request_duration_seconds_sum{{rpc=\"{rpc}\"}} {}", histogram.sum_seconds);
             let _ = writeln!(out, "nimber_request_duration_seconds_count{{rpc=\"{rpc}\"}} {}", histogram.count);
         }
         let positions = self.positions_computed.load(Ordering::Relaxed);
         let hits = self.cache_hits.load(Ordering::Relaxed);
         let gauges = [
-            ("nimber_positions_computed_total", "counter", "Positions (board components) computed by search.", positions),
+            (
+                "nimber_positions_computed_total",
+                "counter",
+                "Positions (board components) computed by search.",
+                positions,
+            ),
             ("nimber_cache_hits_total", "counter", "Values served from the in-memory table or the store.", hits),
-            ("nimber_cache_misses_total", "counter", "Values that had to be computed (equals positions computed).", positions),
+            (
+                "nimber_cache_misses_total",
+                "counter",
+                "Values that had to be computed (equals positions computed).",
+                positions,
+            ),
             ("nimber_cache_entries", "gauge", "Values in the persistent store.", store.len() as u64),
             ("nimber_cache_size_bytes", "gauge", "Size of the persistent store on disk.", store.size_on_disk()),
-            ("nimber_expensive_solves_waiting", "gauge", "Expensive solves waiting for a slot.", self.solves_waiting.load(Ordering::Relaxed)),
+            (
+                "nimber_expensive_solves_waiting",
+                "gauge",
+                "Expensive solves waiting for a slot.",
+                self.solves_waiting.load(Ordering::Relaxed),
+            ),
         ];
         for (name, kind, help, value) in gauges {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
@@ -135,7 +155,9 @@ pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>, store: 
         let store = store.clone();
         tokio::spawn(async move {
             let mut request = [0u8; 1024];
-            let Ok(Ok(read)) = tokio::time::timeout(Duration::from_secs(5), socket.read(&mut request)).await else { return };
+            let Ok(Ok(read)) = tokio::time::timeout(Duration::from_secs(5), socket.read(&mut request)).await else {
+                return;
+            };
             let head = String::from_utf8_lossy(&request[..read]);
             let (status, body) = if head.starts_with("GET /metrics ") || head.starts_with("GET /metrics?") {
                 ("200 OK", metrics.render(&store))

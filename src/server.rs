@@ -63,9 +63,8 @@ impl Server {
     /// Opens the store in `config.data_dir` and binds `listen` (port 0 picks a free port).
     pub async fn bind(listen: SocketAddr, config: ServerConfig) -> anyhow::Result<Self> {
         let store = Arc::new(Store::open(&config.data_dir, config.table_limit)?);
-        let listener = TcpListener::bind(listen)
-            .await
-            .map_err(|error| anyhow::anyhow!("cannot listen on {listen}: {error}"))?;
+        let listener =
+            TcpListener::bind(listen).await.map_err(|error| anyhow::anyhow!("cannot listen on {listen}: {error}"))?;
         let metrics_listener = match config.metrics_listen {
             Some(address) => Some(metrics::bind(address).await?),
             None => None,
@@ -133,9 +132,9 @@ impl Server {
         if let Some(task) = metrics_task {
             task.abort();
         }
-        self.store
-            .sync()
-            .map_err(|error| anyhow::anyhow!("cannot flush the cache store at {}: {error}", self.config.data_dir.display()))?;
+        self.store.sync().map_err(|error| {
+            anyhow::anyhow!("cannot flush the cache store at {}: {error}", self.config.data_dir.display())
+        })?;
         tracing::info!("stopped; store flushed");
         Ok(())
     }

@@ -1,5 +1,6 @@
-//! The tonic service `nimber.v1.Solver`: converts protobuf to domain positions, runs the engine on
-//! the blocking pool within the caller's deadline, and maps every error to a gRPC status in one place
+//! The tonic service `nimber.v1.Solver`: converts protobuf to domain positions, runs the engine
+//! within the caller's deadline (cheap closed forms inline, searches on the blocking pool behind a
+//! limited number of slots), and maps every error to a gRPC status in one place
 //! ([`ServiceError`] → [`Status`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,8 +12,8 @@ use tonic::{Request, Response, Status};
 
 use crate::cache::Store;
 use crate::convert::{self, InvalidArgument};
-use crate::metrics::{code_name, Metrics};
 use crate::games::{analysis, Budget, Game, Interrupted, Position, Solver, Stats};
+use crate::metrics::{code_name, Metrics};
 use crate::proto;
 
 /// How the engine runs: where it memoizes and how long and how big a solve may get.
@@ -74,11 +75,13 @@ pub fn to_status(error: ServiceError) -> Status {
     let message = match error {
         ServiceError::InvalidArgument(error) => error.0,
         ServiceError::Interrupted(Interrupted::DeadlineExceeded) => {
-            "the solve did not finish within the deadline; what it computed is cached, so a retry continues from there".into()
+            "the solve did not finish within the deadline; what it computed is cached, so a retry continues from there"
+                .into()
         }
         ServiceError::Interrupted(Interrupted::Cancelled) => "the call was cancelled".into(),
         ServiceError::Overloaded => {
-            "every slot for expensive solves stayed busy until the deadline (see --max-expensive-solves); retry later".into()
+            "every slot for expensive solves stayed busy until the deadline (see --max-expensive-solves); retry later"
+                .into()
         }
         ServiceError::Internal(message) => message,
     };
@@ -178,7 +181,8 @@ impl SolverService {
     async fn expensive_slot(&self, deadline: Instant) -> Result<tokio::sync::OwnedSemaphorePermit, ServiceError> {
         let metrics = &self.engine.metrics;
         metrics.waiting(1);
-        let acquired = tokio::time::timeout_at(deadline.into(), self.engine.expensive_slots.clone().acquire_owned()).await;
+        let acquired =
+            tokio::time::timeout_at(deadline.into(), self.engine.expensive_slots.clone().acquire_owned()).await;
         metrics.waiting(-1);
         match acquired {
             Ok(Ok(permit)) => Ok(permit),
@@ -187,10 +191,15 @@ impl SolverService {
         }
     }
 
-    async fn solve_position(&self, request: proto::SolveRequest, deadline: Instant) -> Result<proto::SolveResponse, ServiceError> {
+    async fn solve_position(
+        &self,
+        request: proto::SolveRequest,
+        deadline: Instant,
+    ) -> Result<proto::SolveResponse, ServiceError> {
         let position = convert::position_from_proto(request.position)?;
         let cheap = position.is_cheap();
-        let (value, stats, elapsed) = self.run(position, cheap, deadline, |position, solver| position.value(solver)).await?;
+        let (value, stats, elapsed) =
+            self.run(position, cheap, deadline, |position, solver| position.value(solver)).await?;
         Ok(proto::SolveResponse {
             outcome: convert::outcome_to_proto(value) as i32,
             grundy: value.nimber(),
@@ -200,7 +209,10 @@ impl SolverService {
         })
     }
 
-    async fn best_move_of(&self, request: Request<proto::BestMoveRequest>) -> Result<proto::BestMoveResponse, ServiceError> {
+    async fn best_move_of(
+        &self,
+        request: Request<proto::BestMoveRequest>,
+    ) -> Result<proto::BestMoveResponse, ServiceError> {
         let deadline = solve_deadline(caller_deadline(request.metadata()), self.engine.max_solve_time);
         let position = convert::position_from_proto(request.into_inner().position)?;
         let cheap = position.is_cheap();
@@ -227,7 +239,10 @@ impl SolverService {
         })
     }
 
-    async fn analyze_position(&self, request: Request<proto::AnalyzeRequest>) -> Result<proto::AnalyzeResponse, ServiceError> {
+    async fn analyze_position(
+        &self,
+        request: Request<proto::AnalyzeRequest>,
+    ) -> Result<proto::AnalyzeResponse, ServiceError> {
         let deadline = solve_deadline(caller_deadline(request.metadata()), self.engine.max_solve_time);
         let request = request.into_inner();
         let position = convert::position_from_proto(request.position)?;
@@ -272,11 +287,15 @@ const CHEAP_ANALYSIS_MOVES: u128 = 64;
 /// How many items of one stream are solved at once.
 const STREAM_PARALLELISM: usize = 64;
 
-
 impl SolverService {
     /// Counts a finished call in the metrics, logs it if it failed (its code, never the
     /// position), and converts an error to its status.
-    fn respond<T>(&self, rpc: &'static str, started: Instant, result: Result<T, ServiceError>) -> Result<Response<T>, Status> {
+    fn respond<T>(
+        &self,
+        rpc: &'static str,
+        started: Instant,
+        result: Result<T, ServiceError>,
+    ) -> Result<Response<T>, Status> {
         let result = result.map(Response::new).map_err(|error| {
             let status = to_status(error);
             tracing::info!(rpc, code = ?status.code(), message = status.message(), "request failed");
@@ -307,7 +326,10 @@ impl proto::solver_server::Solver for SolverService {
         self.respond("BestMove", started, self.best_move_of(request).await)
     }
 
-    async fn analyze(&self, request: Request<proto::AnalyzeRequest>) -> Result<Response<proto::AnalyzeResponse>, Status> {
+    async fn analyze(
+        &self,
+        request: Request<proto::AnalyzeRequest>,
+    ) -> Result<Response<proto::AnalyzeResponse>, Status> {
         let started = Instant::now();
         self.respond("Analyze", started, self.analyze_position(request).await)
     }

@@ -10,11 +10,9 @@ use nimber::proto::{self, position::Game as P, Outcome};
 use rand::{rngs::StdRng, SeedableRng};
 use tonic::Code;
 
-
 fn tetris(rows: &[&str]) -> proto::Position {
     proto::Position { game: Some(P::Tetris(proto::Tetris { rows: rows.iter().map(|r| r.to_string()).collect() })) }
 }
-
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closed_form_games_answer_like_the_engine_and_their_best_moves_win() {
@@ -56,7 +54,13 @@ async fn huge_reclamation_and_walk_positions_are_exact() {
         })),
     };
     let walk = proto::Position {
-        game: Some(P::DiagonalWalk(proto::DiagonalWalk { rows: u64::MAX, columns: u64::MAX - 1, step: u64::MAX, row: 0, column: 0 })),
+        game: Some(P::DiagonalWalk(proto::DiagonalWalk {
+            rows: u64::MAX,
+            columns: u64::MAX - 1,
+            step: u64::MAX,
+            row: 0,
+            column: 0,
+        })),
     };
     for position in [strip, walk] {
         let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
@@ -108,7 +112,10 @@ async fn invalid_reclamation_walk_and_board_name_the_field() {
 async fn tetris_boards_answer_like_the_engine_and_best_moves_win() {
     let server = TestServer::start();
     let mut client = server.client().await;
-    let samples = [(&["0000", "0000", "0000", "0000"][..], Outcome::NextPlayerWins), (&["0000", "0010", "0100", "0000"][..], Outcome::PreviousPlayerWins)];
+    let samples = [
+        (&["0000", "0000", "0000", "0000"][..], Outcome::NextPlayerWins),
+        (&["0000", "0010", "0100", "0000"][..], Outcome::PreviousPlayerWins),
+    ];
     for (rows, outcome) in samples {
         let answer = client.solve(solve_request(tetris(rows))).await.unwrap().into_inner();
         assert_eq!(answer.outcome(), outcome, "{rows:?}");
@@ -118,7 +125,8 @@ async fn tetris_boards_answer_like_the_engine_and_best_moves_win() {
         let position = random_position(&mut random, Kind::Tetris);
         let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
         assert_eq!(answer.grundy, engine_value(&position).nimber(), "{position:?}");
-        let best = client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+        let best =
+            client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
         if answer.outcome() == Outcome::NextPlayerWins {
             let after = client.solve(solve_request(best.after.expect("a winning move"))).await.unwrap().into_inner();
             assert_eq!(after.outcome(), Outcome::PreviousPlayerWins, "{position:?}");

@@ -10,7 +10,6 @@ use common::{solve_request, TestServer};
 use nimber::proto::{self, position::Game as P, Outcome};
 use tonic::Code;
 
-
 fn full_board(size: usize) -> proto::Position {
     proto::Position { game: Some(P::Tetris(proto::Tetris { rows: vec!["0".repeat(size); size] })) }
 }
@@ -48,7 +47,8 @@ async fn a_passed_deadline_stops_the_work_and_frees_the_cpu() {
     let server = TestServer::start();
     let mut client = server.client().await;
     let started = Instant::now();
-    let status = client.solve(with_timeout(solve_request(full_board(14)), Duration::from_millis(200))).await.unwrap_err();
+    let status =
+        client.solve(with_timeout(solve_request(full_board(14)), Duration::from_millis(200))).await.unwrap_err();
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
     assert!(started.elapsed() < Duration::from_millis(300), "answered in {:?}", started.elapsed());
     std::thread::sleep(Duration::from_millis(100));
@@ -74,7 +74,8 @@ async fn expensive_solves_past_the_limit_wait_then_get_resource_exhausted_while_
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     let mut client = server.client().await;
-    let status = client.solve(with_timeout(solve_request(full_board(13)), Duration::from_millis(400))).await.unwrap_err();
+    let status =
+        client.solve(with_timeout(solve_request(full_board(13)), Duration::from_millis(400))).await.unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
 
     let started = Instant::now();
@@ -100,7 +101,11 @@ async fn concurrent_identical_solves_compute_once() {
     }
     let computing: Vec<u64> = answers.iter().map(|a| a.stats.as_ref().unwrap().positions_computed).collect();
     assert!(answers.windows(2).all(|w| w[0].grundy == w[1].grundy));
-    assert_eq!(computing.iter().filter(|&&computed| computed > 0).count(), 1, "one call computes, the others wait: {computing:?}");
+    assert_eq!(
+        computing.iter().filter(|&&computed| computed > 0).count(),
+        1,
+        "one call computes, the others wait: {computing:?}"
+    );
 }
 
 /// The body of `GET /metrics`.
@@ -130,7 +135,10 @@ async fn metrics_count_requests_codes_latency_and_the_cache() {
     let url = server.metrics_url.clone().expect("the metrics address");
     let mut client = server.client().await;
     for _ in 0..3 {
-        assert_eq!(client.solve(solve_request(cheap_position())).await.unwrap().into_inner().outcome(), Outcome::NextPlayerWins);
+        assert_eq!(
+            client.solve(solve_request(cheap_position())).await.unwrap().into_inner().outcome(),
+            Outcome::NextPlayerWins
+        );
     }
     client.solve(solve_request(full_board(7))).await.unwrap();
     client.solve(proto::SolveRequest { position: None, id: String::new() }).await.unwrap_err();

@@ -161,7 +161,11 @@ async fn garbage_and_unknown_version_values_are_recomputed_and_overwritten() {
     assert!(first.iter().any(|answer| answer.2 > 0), "the boards need search, so the store gets values: {first:?}");
     for (board, answer) in boards.iter().zip(&first) {
         let expected = engine_value(&tetris(board));
-        assert_eq!((answer.0, answer.1), (nimber::convert::outcome_to_proto(expected) as i32, expected.nimber()), "{board:?}");
+        assert_eq!(
+            (answer.0, answer.1),
+            (nimber::convert::outcome_to_proto(expected) as i32, expected.nimber()),
+            "{board:?}"
+        );
     }
 
     let overwritten = {
@@ -171,12 +175,12 @@ async fn garbage_and_unknown_version_values_are_recomputed_and_overwritten() {
         for (i, key) in keys.iter().enumerate() {
             let mut value = Vec::new();
             match i % 7 {
-                0 => {}                                                          // empty
-                1 => value.extend([99, 7, 0, 0, 0, 0, 0, 0, 0]),                 // unknown version 99
-                2 => value.extend([0, 7, 0, 0, 0, 0, 0, 0, 0]),                  // version 0
-                3 => value.extend([1, 7, 0, 0]),                                 // version 1, truncated
-                4 => value.extend([1, 7, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]),      // version 1, too long
-                5 => value.push(1),                                              // the version byte alone
+                0 => {}                                                     // empty
+                1 => value.extend([99, 7, 0, 0, 0, 0, 0, 0, 0]),            // unknown version 99
+                2 => value.extend([0, 7, 0, 0, 0, 0, 0, 0, 0]),             // version 0
+                3 => value.extend([1, 7, 0, 0]),                            // version 1, truncated
+                4 => value.extend([1, 7, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]), // version 1, too long
+                5 => value.push(1),                                         // the version byte alone
                 _ => value.extend((0..random.gen_range(2..64)).map(|_| random.gen_range(2..=255u8))),
             }
             db.insert(key, value).unwrap();
@@ -272,7 +276,8 @@ async fn a_full_disk_never_breaks_answers() {
     let data_dir = mount_point.join("data");
 
     let mut server = Spawned::start(&data_dir);
-    let address = server.address.clone().unwrap_or_else(|| panic!("the server did not start:\n{}", server.stderr_text()));
+    let address =
+        server.address.clone().unwrap_or_else(|| panic!("the server did not start:\n{}", server.stderr_text()));
     // Fill what is left of the disk.
     {
         let mut filler = std::fs::File::create(mount_point.join("filler")).unwrap();
@@ -293,7 +298,10 @@ async fn a_full_disk_never_breaks_answers() {
     let status = server.terminate();
     let stderr = server.stderr_text();
     assert!(!stderr.contains("panicked"), "a panic on a full disk:\n{stderr}");
-    eprintln!("note: on a full disk, a graceful stop exits with {status}; last stderr line: {:?}", stderr.lines().last());
+    eprintln!(
+        "note: on a full disk, a graceful stop exits with {status}; last stderr line: {:?}",
+        stderr.lines().last()
+    );
 
     // Restarted on the full disk.
     let mut again = Spawned::start(&data_dir);
@@ -303,7 +311,11 @@ async fn a_full_disk_never_breaks_answers() {
             for board in boards.iter().take(30) {
                 let request = proto::SolveRequest { position: Some(tetris(board)), id: String::new() };
                 let answer = client.solve(request).await.unwrap().into_inner();
-                assert_eq!(answer.grundy, engine_value(&tetris(board)).nimber(), "{board:?} after a restart on a full disk");
+                assert_eq!(
+                    answer.grundy,
+                    engine_value(&tetris(board)).nimber(),
+                    "{board:?} after a restart on a full disk"
+                );
             }
             again.terminate();
             assert!(!again.stderr_text().contains("panicked"), "{}", again.stderr_text());
@@ -367,7 +379,9 @@ fn seed_position(random: &mut StdRng, depth: usize) -> proto::Position {
             let interesting = [0, 1, 2, 3, u64::MAX, u64::MAX - 1, 1 << 32, 1 << 63];
             let pick = |random: &mut StdRng| interesting[random.gen_range(0..interesting.len())];
             let game = match random.gen_range(0..4) {
-                0 => P::Cutting(proto::Cutting { pieces: vec![proto::Piece { width: pick(random), height: pick(random) }] }),
+                0 => P::Cutting(proto::Cutting {
+                    pieces: vec![proto::Piece { width: pick(random), height: pick(random) }],
+                }),
                 1 => P::StoneBoxes(proto::StoneBoxes {
                     boxes: vec![proto::StoneBox { capacity: pick(random), stones: pick(random) }],
                 }),
@@ -579,7 +593,8 @@ fn mutate_field(random: &mut StdRng, fields: &mut Vec<Field>, mut target: usize)
                 }
                 _ => match &mut fields[index] {
                     Field::Varint(number, value) | Field::Fixed64(number, value) => {
-                        let values = [0, 1, 2, 3, 15, 16, 17, 255, 256, 1 << 31, 1 << 32, 1 << 63, u64::MAX - 1, u64::MAX];
+                        let values =
+                            [0, 1, 2, 3, 15, 16, 17, 255, 256, 1 << 31, 1 << 32, 1 << 63, u64::MAX - 1, u64::MAX];
                         if random.gen_bool(0.1) {
                             *number = random.gen_range(1..8);
                         } else if random.gen_bool(0.5) {
@@ -764,7 +779,11 @@ fn check_body(body: &[u8]) -> Result<(), String> {
             Ok(Err(wrong)) => Some(format!("wrong: {wrong}")),
             Err(panic) => Some(format!(
                 "PANIC: {}",
-                panic.downcast_ref::<String>().map(String::as_str).or(panic.downcast_ref::<&str>().copied()).unwrap_or("?")
+                panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or(panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("?")
             )),
         };
         let problem = problem.or_else(|| {
@@ -825,7 +844,12 @@ fn fuzzed_requests_never_panic_in_process() {
     );
     let total_valid: usize = valid.iter().sum();
     assert!(total_valid > CASES / 4, "the generator should often produce valid requests ({valid:?} of {CASES})");
-    assert!(failures.is_empty(), "{} of {CASES} fuzz cases failed; the first ones:\n{}", failures.len(), failures[..failures.len().min(20)].join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {CASES} fuzz cases failed; the first ones:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
 }
 
 /// A codec that sends a body as it is and returns the response's raw bytes, so that bodies that do
@@ -955,7 +979,8 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
                     let domain = nimber::convert::position_from_proto(request.position).unwrap();
                     if let Ok(expected) = domain.value(&mut Solver::new(budget(500), &NoMemo)) {
                         if served != expected {
-                            failures.push(format!("Solve body {}: server says {served:?}, engine {expected:?}", hex(body)));
+                            failures
+                                .push(format!("Solve body {}: server says {served:?}, engine {expected:?}", hex(body)));
                         }
                     }
                 }
@@ -963,7 +988,12 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
             Some(Err(status)) => {
                 *codes.entry(format!("{rpc:?} {:?}", status.code())).or_default() += 1;
                 if !acceptable.contains(&status.code()) {
-                    failures.push(format!("{rpc:?} body {}: status {:?}: {}", hex(body), status.code(), status.message()));
+                    failures.push(format!(
+                        "{rpc:?} body {}: status {:?}: {}",
+                        hex(body),
+                        status.code(),
+                        status.message()
+                    ));
                 }
             }
             None => {}
@@ -989,7 +1019,12 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
     }
     eprintln!("fuzz (server): {CASES} bodies in {:?}; answers: {codes:?}", started.elapsed());
     assert_serving(channel).await;
-    assert!(failures.is_empty(), "{} fuzz calls failed; the first ones:\n{}", failures.len(), failures[..failures.len().min(20)].join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} fuzz calls failed; the first ones:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
 }
 
 /// The decoded-position helper of the fuzz suite itself works on a plain request (guards against a

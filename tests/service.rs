@@ -24,17 +24,21 @@ fn stone_boxes(boxes: &[(u64, u64)]) -> proto::Position {
     }))
 }
 
-
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn solve_answers_the_cutting_samples_and_matches_the_engine() {
     let server = TestServer::start();
     let mut client = server.client().await;
-    for (size, outcome) in [((2, 2), Outcome::PreviousPlayerWins), ((3, 2), Outcome::PreviousPlayerWins), ((4, 2), Outcome::NextPlayerWins)] {
+    for (size, outcome) in [
+        ((2, 2), Outcome::PreviousPlayerWins),
+        ((3, 2), Outcome::PreviousPlayerWins),
+        ((4, 2), Outcome::NextPlayerWins),
+    ] {
         let answer = client.solve(solve_request(cutting(&[size]))).await.unwrap().into_inner();
         assert_eq!(answer.outcome(), outcome, "{size:?}");
     }
-    for pieces in [vec![(7, 5), (9, 9), (1u64 << 40, 3)], vec![(u64::MAX, u64::MAX)], vec![(5, 1)], vec![(1, 1), (6, 6)]] {
+    for pieces in
+        [vec![(7, 5), (9, 9), (1u64 << 40, 3)], vec![(u64::MAX, u64::MAX)], vec![(5, 1)], vec![(1, 1), (6, 6)]]
+    {
         let request = cutting(&pieces);
         let answer = client.solve(solve_request(request.clone())).await.unwrap().into_inner();
         let expected = engine_value(&request);
@@ -52,7 +56,8 @@ async fn special_cutting_positions_have_no_grundy_value() {
     assert_eq!((won.outcome(), won.grundy), (Outcome::NextPlayerWins, None));
     let over = client.solve(solve_request(cutting(&[(1, 1), (1, 5)]))).await.unwrap().into_inner();
     assert_eq!((over.outcome(), over.grundy), (Outcome::PreviousPlayerWins, None));
-    let best = client.best_move(proto::BestMoveRequest { position: Some(cutting(&[(1, 1)])) }).await.unwrap().into_inner();
+    let best =
+        client.best_move(proto::BestMoveRequest { position: Some(cutting(&[(1, 1)])) }).await.unwrap().into_inner();
     assert!(best.r#move.is_none() && best.after.is_none());
 }
 
@@ -60,7 +65,9 @@ async fn special_cutting_positions_have_no_grundy_value() {
 async fn solve_stone_boxes_matches_the_engine() {
     let server = TestServer::start();
     let mut client = server.client().await;
-    for boxes in [vec![(2, 0), (3, 3), (6, 2)], vec![(6, 3), (6, 3)], vec![(u64::MAX, 12345), (10u64.pow(18), 999_999_999)]] {
+    for boxes in
+        [vec![(2, 0), (3, 3), (6, 2)], vec![(6, 3), (6, 3)], vec![(u64::MAX, 12345), (10u64.pow(18), 999_999_999)]]
+    {
         let request = stone_boxes(&boxes);
         let answer = client.solve(solve_request(request.clone())).await.unwrap().into_inner();
         assert_eq!(answer.grundy, engine_value(&request).nimber(), "{boxes:?}");
@@ -69,8 +76,12 @@ async fn solve_stone_boxes_matches_the_engine() {
 
 /// Checks a BestMove answer: a winning move leads to a previous-player win, a losing position
 /// still gets a legal move while one exists.
-async fn check_best_move(client: &mut proto::solver_client::SolverClient<tonic::transport::Channel>, position: proto::Position) {
-    let best = client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+async fn check_best_move(
+    client: &mut proto::solver_client::SolverClient<tonic::transport::Channel>,
+    position: proto::Position,
+) {
+    let best =
+        client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
     let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
     let has_moves = domain.moves().next().is_some();
     assert_eq!(best.r#move.is_some(), has_moves, "{position:?}");
@@ -86,7 +97,14 @@ async fn check_best_move(client: &mut proto::solver_client::SolverClient<tonic::
 async fn best_moves_win_when_a_win_exists() {
     let server = TestServer::start();
     let mut client = server.client().await;
-    for pieces in [vec![(4, 2)], vec![(2, 2)], vec![(7, 5), (9, 9)], vec![(1u64 << 50, 3)], vec![(6, 6), (1, 5)], vec![(1000, 1001), (17, 40)]] {
+    for pieces in [
+        vec![(4, 2)],
+        vec![(2, 2)],
+        vec![(7, 5), (9, 9)],
+        vec![(1u64 << 50, 3)],
+        vec![(6, 6), (1, 5)],
+        vec![(1000, 1001), (17, 40)],
+    ] {
         check_best_move(&mut client, cutting(&pieces)).await;
     }
     for boxes in [vec![(6, 2)], vec![(6, 3), (6, 3)], vec![(u64::MAX, 3), (1000, 10)], vec![(5, 0)]] {
@@ -139,7 +157,8 @@ async fn reflection_lists_the_services_in_v1_and_v1alpha() {
     };
     let mut responses = client.server_reflection_info(tokio_stream::iter([request])).await.unwrap().into_inner();
     let response = responses.message().await.unwrap().expect("one response");
-    let Some(v1::server_reflection_response::MessageResponse::ListServicesResponse(list)) = response.message_response else {
+    let Some(v1::server_reflection_response::MessageResponse::ListServicesResponse(list)) = response.message_response
+    else {
         panic!("unexpected reflection answer {response:?}");
     };
     let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
@@ -150,7 +169,9 @@ async fn reflection_lists_the_services_in_v1_and_v1alpha() {
     let mut alpha = v1alpha::server_reflection_client::ServerReflectionClient::new(channel);
     let request = v1alpha::ServerReflectionRequest {
         host: String::new(),
-        message_request: Some(v1alpha::server_reflection_request::MessageRequest::FileContainingSymbol("nimber.v1.Solver".into())),
+        message_request: Some(v1alpha::server_reflection_request::MessageRequest::FileContainingSymbol(
+            "nimber.v1.Solver".into(),
+        )),
     };
     let mut responses = alpha.server_reflection_info(tokio_stream::iter([request])).await.unwrap().into_inner();
     let response = responses.message().await.unwrap().expect("one response");

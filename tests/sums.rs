@@ -9,7 +9,6 @@ use rand::{rngs::StdRng, seq::SliceRandom, Rng, SeedableRng};
 use tonic::transport::Channel;
 use tonic::Code;
 
-
 fn sum(components: Vec<proto::Position>) -> proto::Position {
     proto::Position { game: Some(P::Sum(proto::Sum { components })) }
 }
@@ -40,7 +39,8 @@ async fn sums_are_the_xor_of_their_components_and_best_moves_win() {
         if let Some(expected) = expected {
             assert_eq!(answer.grundy, Some(expected), "{position:?}");
         }
-        let best = client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+        let best =
+            client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
         if answer.outcome() == Outcome::NextPlayerWins {
             let Some(proto::Move { game: Some(proto::r#move::Game::Sum(sum_move)) }) = &best.r#move else {
                 panic!("a sum's move names its component: {best:?}");
@@ -68,7 +68,11 @@ async fn cutting_specials_decide_a_sum() {
     assert_eq!((won.outcome(), won.grundy), (Outcome::NextPlayerWins, None));
     let over = solve(&mut client, sum(vec![walk.clone(), cutting(&[(1, 1)]), cutting(&[(1, 7)])])).await;
     assert_eq!((over.outcome(), over.grundy), (Outcome::PreviousPlayerWins, None));
-    let best = client.best_move(proto::BestMoveRequest { position: Some(sum(vec![walk.clone(), cutting(&[(1, 1)])])) }).await.unwrap().into_inner();
+    let best = client
+        .best_move(proto::BestMoveRequest { position: Some(sum(vec![walk.clone(), cutting(&[(1, 1)])])) })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(best.r#move.is_none(), "a finished game has no move even beside other games");
     let nested = solve(&mut client, sum(vec![sum(vec![walk.clone()]), sum(vec![sum(vec![walk])])])).await;
     assert_eq!(nested.grundy, Some(0), "G + G = 0, nested sums flattened");
@@ -94,7 +98,11 @@ async fn sum_limits_are_invalid_argument() {
 }
 
 /// Every page of an analysis, put together.
-async fn analyze_all(client: &mut SolverClient<Channel>, position: &proto::Position, limit: u32) -> (proto::AnalyzeResponse, Vec<proto::MoveAnalysis>) {
+async fn analyze_all(
+    client: &mut SolverClient<Channel>,
+    position: &proto::Position,
+    limit: u32,
+) -> (proto::AnalyzeResponse, Vec<proto::MoveAnalysis>) {
     let mut token = String::new();
     let mut moves = Vec::new();
     loop {
@@ -116,7 +124,8 @@ async fn analyze_lists_exactly_the_legal_moves_with_their_values() {
     let mut checked = 0;
     while checked < 40 {
         let component = random_component(&mut random);
-        let position = if random.gen_bool(0.3) { sum(vec![component, random_component(&mut random)]) } else { component };
+        let position =
+            if random.gen_bool(0.3) { sum(vec![component, random_component(&mut random)]) } else { component };
         let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
         if domain.move_count() > 300 {
             continue; // compared move by move below: keep it small
@@ -136,7 +145,8 @@ async fn analyze_lists_exactly_the_legal_moves_with_their_values() {
         for mv in domain.moves() {
             let after = nimber::convert::position_to_proto(&domain.play(&mv));
             let answer = solve(&mut client, after).await;
-            let listed_entry = listed.iter().find(|m| m.r#move.as_ref() == Some(&nimber::convert::move_to_proto(&mv))).unwrap();
+            let listed_entry =
+                listed.iter().find(|m| m.r#move.as_ref() == Some(&nimber::convert::move_to_proto(&mv))).unwrap();
             assert_eq!((answer.outcome, answer.grundy), (listed_entry.outcome, listed_entry.grundy));
         }
     }
@@ -147,7 +157,10 @@ async fn analyze_counts_huge_move_sets_without_enumerating() {
     let server = TestServer::start();
     let mut client = server.client().await;
     let strip = proto::Position {
-        game: Some(P::Reclamation(proto::Reclamation { rows: u64::MAX, reclaimed: vec![proto::Cell { row: 3, column: 1 }] })),
+        game: Some(P::Reclamation(proto::Reclamation {
+            rows: u64::MAX,
+            reclaimed: vec![proto::Cell { row: 3, column: 1 }],
+        })),
     };
     let request = proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5, page_token: String::new() };
     let page = client.analyze(request).await.unwrap().into_inner();
@@ -175,7 +188,11 @@ async fn solve_stream_answers_in_order_with_ids_and_per_item_errors() {
     let mut requests = Vec::new();
     for index in 0..300 {
         let position = if index % 37 == 5 {
-            proto::Position { game: Some(P::StoneBoxes(proto::StoneBoxes { boxes: vec![proto::StoneBox { capacity: 1, stones: 2 }] })) }
+            proto::Position {
+                game: Some(P::StoneBoxes(proto::StoneBoxes {
+                    boxes: vec![proto::StoneBox { capacity: 1, stones: 2 }],
+                })),
+            }
         } else {
             random_component(&mut random)
         };

@@ -54,7 +54,12 @@ fn listing_rank(value: Value) -> (u8, u64) {
 
 /// Analyzes `position`: its value, its move counts, and the page of at most `limit` moves that
 /// starts at `offset` in the listing order.
-pub fn analyze<G: Game>(position: &G, offset: u128, limit: usize, solver: &mut Solver) -> Result<Analysis<G::Move>, Interrupted> {
+pub fn analyze<G: Game>(
+    position: &G,
+    offset: u128,
+    limit: usize,
+    solver: &mut Solver,
+) -> Result<Analysis<G::Move>, Interrupted> {
     let value = position.value(solver)?;
     let total_moves = position.move_count();
     let evaluate = |mv: G::Move, solver: &mut Solver| -> Result<MoveValue<G::Move>, Interrupted> {

@@ -246,7 +246,13 @@ pub trait Game: Clone + Sized {
     /// The legal moves to a position of value `target`, in the order of [`Game::moves`], skipping
     /// the first `skip` of them and returning at most `limit`. The default evaluates moves in turn;
     /// games whose move sets can be huge override it with a direct construction.
-    fn moves_to(&self, target: Value, skip: u128, limit: usize, solver: &mut Solver) -> Result<Vec<Self::Move>, Interrupted> {
+    fn moves_to(
+        &self,
+        target: Value,
+        skip: u128,
+        limit: usize,
+        solver: &mut Solver,
+    ) -> Result<Vec<Self::Move>, Interrupted> {
         moves_by_search(self, target, skip, limit, solver)
     }
 

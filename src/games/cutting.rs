@@ -67,11 +67,8 @@ const fn dawson_kayles_table() -> [u8; DAWSON_TABLE_LEN] {
 /// `n0 = 53`, `p = 34` that is a finite check (`n < 142`); the test
 /// `dawson_kayles_is_periodic_and_matches_recursion` verifies the recursion up to 3000.
 fn dawson_kayles(n: u64) -> u64 {
-    let index = if n < DAWSON_TABLE_LEN as u64 {
-        n
-    } else {
-        DAWSON_PRE_PERIOD + (n - DAWSON_PRE_PERIOD) % DAWSON_PERIOD
-    };
+    let index =
+        if n < DAWSON_TABLE_LEN as u64 { n } else { DAWSON_PRE_PERIOD + (n - DAWSON_PRE_PERIOD) % DAWSON_PERIOD };
     u64::from(DAWSON_KAYLES[index as usize])
 }
 
@@ -246,9 +243,7 @@ fn piece_cuts_to(piece: &Piece, value: Value, target: Value) -> [[CutPositions; 
     let length = width.max(height);
     match (value, target) {
         (Value::WinsAtOnce, Value::Finished) if piece.is_strip() => along_strip(CutPositions::ends(length)),
-        (Value::WinsAtOnce, Value::WinsAtOnce) if piece.is_strip() => {
-            along_strip(CutPositions::range(2, length - 2))
-        }
+        (Value::WinsAtOnce, Value::WinsAtOnce) if piece.is_strip() => along_strip(CutPositions::range(2, length - 2)),
         (Value::WinsAtOnce, Value::WinsAtOnce) => {
             [only(CutPositions::range(1, width - 1)), only(CutPositions::range(1, height - 1))]
         }
@@ -493,9 +488,9 @@ impl Game for Paper {
 
 #[cfg(test)]
 mod tests {
-    use crate::random::SplitMix;
     use super::*;
     use crate::games::{count_moves_by_search, mex, moves_by_search, Outcome};
+    use crate::random::SplitMix;
     use std::collections::HashMap;
 
     fn paper(sizes: &[(u64, u64)]) -> Paper {
@@ -578,8 +573,16 @@ mod tests {
                     cuts.iter().filter(|&&(_, value)| value == need).map(|&(at, _)| at).collect()
                 };
                 for need in 0..16 {
-                    assert_eq!(positions(&interior_cuts(width, height, need)), to(&vertical, need), "{width}×{height} to {need}");
-                    assert_eq!(positions(&interior_cuts(height, width, need)), to(&horizontal, need), "{width}×{height} to {need}");
+                    assert_eq!(
+                        positions(&interior_cuts(width, height, need)),
+                        to(&vertical, need),
+                        "{width}×{height} to {need}"
+                    );
+                    assert_eq!(
+                        positions(&interior_cuts(height, width, need)),
+                        to(&horizontal, need),
+                        "{width}×{height} to {need}"
+                    );
                 }
             }
         }
@@ -748,9 +751,7 @@ mod tests {
         }
     }
 
-
     impl SplitMix {
-
         fn side(&mut self) -> u64 {
             match self.next_u64() % 4 {
                 0 => u64::MAX - self.next_u64() % 200,
@@ -837,9 +838,16 @@ mod tests {
             assert_eq!(position.move_count(), moves.len() as u128, "{pieces:?}");
             let values: Vec<Value> = moves.iter().map(|mv| value_of(&position.play(mv))).collect();
             for target in targets_up_to(15) {
-                let to: Vec<Cut> = moves.iter().zip(&values).filter(|&(_, &v)| v == target).map(|(&mv, _)| mv).collect();
-                assert_eq!(position.count_moves_to(target, &mut solver), Ok(to.len() as u128), "{pieces:?} to {target:?}");
-                for (skip, limit) in [(0, usize::MAX), (1, 3), (to.len() / 2, 40), (to.len().saturating_sub(1), 3), (to.len(), 1)] {
+                let to: Vec<Cut> =
+                    moves.iter().zip(&values).filter(|&(_, &v)| v == target).map(|(&mv, _)| mv).collect();
+                assert_eq!(
+                    position.count_moves_to(target, &mut solver),
+                    Ok(to.len() as u128),
+                    "{pieces:?} to {target:?}"
+                );
+                for (skip, limit) in
+                    [(0, usize::MAX), (1, 3), (to.len() / 2, 40), (to.len().saturating_sub(1), 3), (to.len(), 1)]
+                {
                     let expected: Vec<Cut> = to.iter().skip(skip).take(limit).copied().collect();
                     let direct = position.moves_to(target, skip as u128, limit, &mut solver);
                     assert_eq!(direct, Ok(expected), "{pieces:?} to {target:?} from {skip}");
@@ -889,7 +897,9 @@ mod tests {
                         assert_eq!(position.moves_to(target, k + 1, 1, &mut solver), Ok(vec![second]));
                         assert!(order_key(&first) < order_key(&second), "{sizes:?}: {first:?} {second:?}");
                         // Nothing to the target in between, when the gap is small.
-                        if (first.piece, first.direction) == (second.piece, second.direction) && second.at - first.at <= 300 {
+                        if (first.piece, first.direction) == (second.piece, second.direction)
+                            && second.at - first.at <= 300
+                        {
                             for at in first.at + 1..second.at {
                                 let between = Cut { at, ..first };
                                 assert_ne!(value_of(&position.play(&between)), target, "{sizes:?}: {between:?}");

@@ -71,10 +71,7 @@ impl fmt::Display for DiagonalWalkError {
                 write!(f, "diagonal_walk.row ({row}) must be between 1 and {rows}")
             }
             DiagonalWalkError::ColumnOutOfRange { column, columns } => {
-                write!(
-                    f,
-                    "diagonal_walk.column ({column}) must be between 1 and {columns}"
-                )
+                write!(f, "diagonal_walk.column ({column}) must be between 1 and {columns}")
             }
         }
     }
@@ -107,13 +104,7 @@ impl Walk {
     /// The token at `(row, column)` (1-based) of a `rows`×`columns` board with diagonal step `step`.
     ///
     /// Fails when the board or the step is 0, or the token is off the board.
-    pub fn new(
-        rows: u64,
-        columns: u64,
-        step: u64,
-        row: u64,
-        column: u64,
-    ) -> Result<Walk, DiagonalWalkError> {
+    pub fn new(rows: u64, columns: u64, step: u64, row: u64, column: u64) -> Result<Walk, DiagonalWalkError> {
         if rows == 0 {
             return Err(DiagonalWalkError::NoRows);
         }
@@ -129,13 +120,7 @@ impl Walk {
         if column == 0 || column > columns {
             return Err(DiagonalWalkError::ColumnOutOfRange { column, columns });
         }
-        Ok(Walk {
-            rows,
-            columns,
-            step,
-            row,
-            column,
-        })
+        Ok(Walk { rows, columns, step, row, column })
     }
 
     /// The board's number of rows (`n`).
@@ -200,11 +185,7 @@ impl Game for Walk {
 
     /// The legal directions among Down, Right, Diagonal, in that order.
     fn moves(&self) -> Box<dyn Iterator<Item = Direction> + '_> {
-        Box::new(
-            [Direction::Down, Direction::Right, Direction::Diagonal]
-                .into_iter()
-                .filter(|&d| self.allows(d)),
-        )
+        Box::new([Direction::Down, Direction::Right, Direction::Diagonal].into_iter().filter(|&d| self.allows(d)))
     }
 
     /// The token moved; a move that would leave the board leaves the position unchanged.
@@ -229,10 +210,7 @@ mod tests {
     use super::*;
 
     fn nimber(walk: &Walk) -> u64 {
-        walk.value(&mut Solver::in_memory())
-            .ok()
-            .and_then(Value::nimber)
-            .expect("a nimber")
+        walk.value(&mut Solver::in_memory()).ok().and_then(Value::nimber).expect("a nimber")
     }
 
     /// Grundy values `g[a][b]` of the literal rules, `a`, `b` the distances to the far edges.
@@ -259,22 +237,13 @@ mod tests {
 
     /// The literal move list: every direction whose target square is on the board.
     fn literal_moves(walk: &Walk) -> Vec<Direction> {
-        let on_board =
-            |x: u128, y: u128| x <= u128::from(walk.rows()) && y <= u128::from(walk.columns());
-        let (x, y, k) = (
-            u128::from(walk.row()),
-            u128::from(walk.column()),
-            u128::from(walk.step()),
-        );
-        [
-            (Direction::Down, x + 1, y),
-            (Direction::Right, x, y + 1),
-            (Direction::Diagonal, x + k, y + k),
-        ]
-        .into_iter()
-        .filter(|&(_, x, y)| on_board(x, y))
-        .map(|(direction, _, _)| direction)
-        .collect()
+        let on_board = |x: u128, y: u128| x <= u128::from(walk.rows()) && y <= u128::from(walk.columns());
+        let (x, y, k) = (u128::from(walk.row()), u128::from(walk.column()), u128::from(walk.step()));
+        [(Direction::Down, x + 1, y), (Direction::Right, x, y + 1), (Direction::Diagonal, x + k, y + k)]
+            .into_iter()
+            .filter(|&(_, x, y)| on_board(x, y))
+            .map(|(direction, _, _)| direction)
+            .collect()
     }
 
     #[test]
@@ -285,13 +254,8 @@ mod tests {
             for a in 0..=SIZE as u64 {
                 for b in 0..=SIZE as u64 {
                     // Place the token away from the corner too: only the distances may matter.
-                    let walk = Walk::new(a + 1 + b % 7, b + 1 + a % 5, step, 1 + b % 7, 1 + a % 5)
-                        .expect("valid");
-                    assert_eq!(
-                        nimber(&walk),
-                        g[a as usize][b as usize],
-                        "step {step}, a {a}, b {b}"
-                    );
+                    let walk = Walk::new(a + 1 + b % 7, b + 1 + a % 5, step, 1 + b % 7, 1 + a % 5).expect("valid");
+                    assert_eq!(nimber(&walk), g[a as usize][b as usize], "step {step}, a {a}, b {b}");
                 }
             }
         }
@@ -315,18 +279,11 @@ mod tests {
                                     Direction::Diagonal => (step, step),
                                 };
                                 assert_eq!((next.row(), next.column()), (row + dx, column + dy));
-                                assert_eq!(
-                                    (next.rows(), next.columns(), next.step()),
-                                    (rows, columns, step)
-                                );
+                                assert_eq!((next.rows(), next.columns(), next.step()), (rows, columns, step));
                             }
                             for mv in [Direction::Down, Direction::Right, Direction::Diagonal] {
                                 if !moves.contains(&mv) {
-                                    assert_eq!(
-                                        walk.play(&mv),
-                                        walk,
-                                        "an off-board move changes nothing"
-                                    );
+                                    assert_eq!(walk.play(&mv), walk, "an off-board move changes nothing");
                                 }
                             }
                             assert_best_move(&walk);
@@ -355,14 +312,8 @@ mod tests {
             None => assert_eq!(walk.moves().count(), 0),
         }
         for target in 0..value {
-            let mv = walk
-                .move_to(Value::Nimber(target), &mut Solver::in_memory())
-                .expect("no budget");
-            assert_eq!(
-                mv.map(|mv| nimber(&walk.play(&mv))),
-                Some(target),
-                "{walk:?} to {target}"
-            );
+            let mv = walk.move_to(Value::Nimber(target), &mut Solver::in_memory()).expect("no budget");
+            assert_eq!(mv.map(|mv| nimber(&walk.play(&mv))), Some(target), "{walk:?} to {target}");
         }
     }
 
@@ -371,28 +322,11 @@ mod tests {
         const MAX: u64 = u64::MAX;
         const E18: u64 = 1_000_000_000_000_000_000;
         let steps = [1, 2, 3, 1000, E18 - 1, E18, MAX / 2, MAX - 2, MAX - 1, MAX];
-        let sides = [
-            1,
-            2,
-            E18 - 1,
-            E18,
-            E18 + 1,
-            2 * E18,
-            MAX / 2,
-            MAX - 2,
-            MAX - 1,
-            MAX,
-        ];
+        let sides = [1, 2, E18 - 1, E18, E18 + 1, 2 * E18, MAX / 2, MAX - 2, MAX - 1, MAX];
         for step in steps {
             for rows in sides {
                 for columns in sides {
-                    for (row, column) in [
-                        (1, 1),
-                        (1, 2),
-                        (2, 1),
-                        (rows, columns),
-                        (rows / 3 + 1, columns / 7 + 1),
-                    ] {
+                    for (row, column) in [(1, 1), (1, 2), (2, 1), (rows, columns), (rows / 3 + 1, columns / 7 + 1)] {
                         if let Ok(walk) = Walk::new(rows, columns, step, row, column) {
                             assert_best_move(&walk);
                             assert_eq!(walk.moves().collect::<Vec<_>>(), literal_moves(&walk));
@@ -408,10 +342,7 @@ mod tests {
         assert_eq!((next.row(), next.column()), (MAX, MAX));
         assert_eq!(next.moves().count(), 0);
         let far = Walk::new(MAX, MAX, MAX, 1, 1).expect("valid");
-        assert_eq!(
-            far.moves().collect::<Vec<_>>(),
-            vec![Direction::Down, Direction::Right]
-        );
+        assert_eq!(far.moves().collect::<Vec<_>>(), vec![Direction::Down, Direction::Right]);
         assert_eq!(nimber(&far), 0, "an even square without diagonal moves");
     }
 
@@ -419,11 +350,7 @@ mod tests {
     /// (the first player) wins if `n mod K = 0`, else, with `len = n div K`, iff `n + m` is even when
     /// `K > 2` and `len` is odd, and iff `n + m` is odd otherwise.
     fn contest_alice_wins(n: u64, m: u64, k: u64) -> bool {
-        let (n, m, k) = (
-            u128::from(n.min(m)),
-            u128::from(n.max(m)),
-            u128::from(k) + 1,
-        );
+        let (n, m, k) = (u128::from(n.min(m)), u128::from(n.max(m)), u128::from(k) + 1);
         if n % k == 0 {
             return true;
         }
@@ -436,22 +363,13 @@ mod tests {
 
     #[test]
     fn outcomes_match_the_contest_rule() {
-        let big = [
-            1_000_000_000_000_000_000,
-            u64::MAX / 3,
-            u64::MAX - 1,
-            u64::MAX,
-        ];
+        let big = [1_000_000_000_000_000_000, u64::MAX / 3, u64::MAX - 1, u64::MAX];
         for k in (1..=12).chain(big) {
             let sides = (1..=150).chain(big.iter().flat_map(|&s| [s - 2, s - 1, s]));
             for n in sides.clone() {
                 for m in sides.clone() {
                     let walk = Walk::new(n, m, k, 1, 1).expect("valid");
-                    assert_eq!(
-                        nimber(&walk) != 0,
-                        contest_alice_wins(n, m, k),
-                        "n {n}, m {m}, k {k}"
-                    );
+                    assert_eq!(nimber(&walk) != 0, contest_alice_wins(n, m, k), "n {n}, m {m}, k {k}");
                 }
             }
         }
@@ -460,44 +378,14 @@ mod tests {
     #[test]
     fn invalid_walks_name_the_field() {
         let message = |n, m, k, x, y| Walk::new(n, m, k, x, y).expect_err("invalid").to_string();
-        assert_eq!(
-            message(0, 5, 1, 1, 1),
-            "diagonal_walk.rows must be at least 1"
-        );
-        assert_eq!(
-            message(5, 0, 1, 1, 1),
-            "diagonal_walk.columns must be at least 1"
-        );
-        assert_eq!(
-            message(5, 5, 0, 1, 1),
-            "diagonal_walk.step must be at least 1"
-        );
-        assert_eq!(
-            message(5, 5, 1, 0, 1),
-            "diagonal_walk.row (0) must be between 1 and 5"
-        );
-        assert_eq!(
-            message(5, 5, 1, 6, 1),
-            "diagonal_walk.row (6) must be between 1 and 5"
-        );
-        assert_eq!(
-            message(5, 7, 1, 2, 0),
-            "diagonal_walk.column (0) must be between 1 and 7"
-        );
-        assert_eq!(
-            message(5, 7, 1, 2, 8),
-            "diagonal_walk.column (8) must be between 1 and 7"
-        );
+        assert_eq!(message(0, 5, 1, 1, 1), "diagonal_walk.rows must be at least 1");
+        assert_eq!(message(5, 0, 1, 1, 1), "diagonal_walk.columns must be at least 1");
+        assert_eq!(message(5, 5, 0, 1, 1), "diagonal_walk.step must be at least 1");
+        assert_eq!(message(5, 5, 1, 0, 1), "diagonal_walk.row (0) must be between 1 and 5");
+        assert_eq!(message(5, 5, 1, 6, 1), "diagonal_walk.row (6) must be between 1 and 5");
+        assert_eq!(message(5, 7, 1, 2, 0), "diagonal_walk.column (0) must be between 1 and 7");
+        assert_eq!(message(5, 7, 1, 2, 8), "diagonal_walk.column (8) must be between 1 and 7");
         let walk = Walk::new(5, 7, 3, 2, 4).expect("valid");
-        assert_eq!(
-            (
-                walk.rows(),
-                walk.columns(),
-                walk.step(),
-                walk.row(),
-                walk.column()
-            ),
-            (5, 7, 3, 2, 4)
-        );
+        assert_eq!((walk.rows(), walk.columns(), walk.step(), walk.row(), walk.column()), (5, 7, 3, 2, 4));
     }
 }

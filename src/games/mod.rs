@@ -51,12 +51,30 @@ pub enum Move {
 macro_rules! each_game {
     ($position:expr, $game:ident, $wrap:ident => $body:expr) => {
         match $position {
-            Position::Cutting($game) => { let $wrap = Move::Cutting; $body }
-            Position::StoneBoxes($game) => { let $wrap = Move::StoneBoxes; $body }
-            Position::Reclamation($game) => { let $wrap = Move::Reclamation; $body }
-            Position::Tetris($game) => { let $wrap = Move::Tetris; $body }
-            Position::DiagonalWalk($game) => { let $wrap = Move::DiagonalWalk; $body }
-            Position::Sum($game) => { let $wrap = Move::Sum; $body }
+            Position::Cutting($game) => {
+                let $wrap = Move::Cutting;
+                $body
+            }
+            Position::StoneBoxes($game) => {
+                let $wrap = Move::StoneBoxes;
+                $body
+            }
+            Position::Reclamation($game) => {
+                let $wrap = Move::Reclamation;
+                $body
+            }
+            Position::Tetris($game) => {
+                let $wrap = Move::Tetris;
+                $body
+            }
+            Position::DiagonalWalk($game) => {
+                let $wrap = Move::DiagonalWalk;
+                $body
+            }
+            Position::Sum($game) => {
+                let $wrap = Move::Sum;
+                $body
+            }
         }
     };
 }

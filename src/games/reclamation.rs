@@ -163,10 +163,7 @@ impl Run {
 
     /// The cell in the run's row `offset` (0-based from its top).
     fn cell(&self, offset: u64, column: u8) -> Cell {
-        Cell {
-            row: self.above + 1 + offset,
-            column,
-        }
+        Cell { row: self.above + 1 + offset, column }
     }
 
     /// Whether column `column` of the run's row `offset` may be reclaimed: the run's end rows may only
@@ -185,20 +182,9 @@ impl Run {
     /// may be reclaimed: the runs `(p, top, column)` and `(q, column, bottom)` of the module docs.
     fn option_value(&self, offset: u64, column: u8) -> Option<u64> {
         let below = self.len.checked_sub(offset)?.checked_sub(1)?;
-        let upper = Run {
-            above: self.above,
-            len: offset,
-            top: self.top,
-            bottom: column,
-        };
-        let lower = Run {
-            above: self.above + offset + 1,
-            len: below,
-            top: column,
-            bottom: self.bottom,
-        };
-        self.usable(offset, column)
-            .then(|| upper.value() ^ lower.value())
+        let upper = Run { above: self.above, len: offset, top: self.top, bottom: column };
+        let lower = Run { above: self.above + offset + 1, len: below, top: column, bottom: self.bottom };
+        self.usable(offset, column).then(|| upper.value() ^ lower.value())
     }
 
     /// The number of free cells of the run.
@@ -206,10 +192,7 @@ impl Run {
         match self.len {
             0 => 0,
             1 => u128::from(self.usable_columns(0)),
-            len => {
-                u128::from(self.usable_columns(0) + self.usable_columns(len - 1))
-                    + 2 * u128::from(len - 2)
-            }
+            len => u128::from(self.usable_columns(0) + self.usable_columns(len - 1)) + 2 * u128::from(len - 2),
         }
     }
 
@@ -217,11 +200,7 @@ impl Run {
     /// (`index < free_count()`).
     fn nth_free_cell(&self, index: u128) -> Cell {
         let in_row = |offset: u64, index: u128| {
-            let column = if index == 0 && self.usable(offset, 1) {
-                1
-            } else {
-                2
-            };
+            let column = if index == 0 && self.usable(offset, 1) { 1 } else { 2 };
             self.cell(offset, column)
         };
         let first = u128::from(self.usable_columns(0));
@@ -267,21 +246,15 @@ impl Run {
         };
         match (self.top, self.bottom) {
             (0, 0) => match last.checked_sub(want) {
-                Some(gap) if gap % 2 == 0 && (gap / 2) & want == 0 => RunCells::Balanced {
-                    run: *self,
-                    carry: gap / 2,
-                    bits: want,
-                },
+                Some(gap) if gap % 2 == 0 && (gap / 2) & want == 0 => {
+                    RunCells::Balanced { run: *self, carry: gap / 2, bits: want }
+                }
                 _ => RunCells::Listed(Vec::new()),
             },
             (0, _) => listed([want, want ^ 1].map(|p| (p <= last).then_some(p))),
             (_, 0) => listed([want, want ^ 1].map(|q| last.checked_sub(q))),
             (top, bottom) => {
-                let value = if top == bottom {
-                    last % 2
-                } else {
-                    self.len % 2
-                };
+                let value = if top == bottom { last % 2 } else { self.len % 2 };
                 if want == value {
                     RunCells::AllFree(*self)
                 } else {
@@ -365,23 +338,14 @@ impl Strip {
             return Err(ReclamationError::NoRows);
         }
         if reclaimed.len() > MAX_RECLAIMED {
-            return Err(ReclamationError::TooManyCells {
-                count: reclaimed.len(),
-            });
+            return Err(ReclamationError::TooManyCells { count: reclaimed.len() });
         }
         for (index, cell) in reclaimed.iter().enumerate() {
             if cell.row == 0 || cell.row > rows {
-                return Err(ReclamationError::RowOutOfRange {
-                    index,
-                    row: cell.row,
-                    rows,
-                });
+                return Err(ReclamationError::RowOutOfRange { index, row: cell.row, rows });
             }
             if cell.column != 1 && cell.column != 2 {
-                return Err(ReclamationError::ColumnOutOfRange {
-                    index,
-                    column: cell.column,
-                });
+                return Err(ReclamationError::ColumnOutOfRange { index, column: cell.column });
             }
         }
         let mut order: Vec<usize> = (0..reclaimed.len()).collect();
@@ -392,11 +356,7 @@ impl Strip {
             let (a, b) = (reclaimed[pair[0]], reclaimed[pair[1]]);
             let (first, second) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
             if a == b {
-                return Err(ReclamationError::DuplicateCell {
-                    first,
-                    second,
-                    cell: a,
-                });
+                return Err(ReclamationError::DuplicateCell { first, second, cell: a });
             }
             if a.column != b.column && b.row - a.row <= 1 {
                 return Err(ReclamationError::ForbiddenPair {
@@ -424,26 +384,17 @@ impl Strip {
     /// The runs of untouched rows, top to bottom: one above each reclaimed cell and one at the end.
     fn runs(&self) -> impl Iterator<Item = Run> + '_ {
         let mut above = (0u64, 0u8);
-        self.reclaimed
-            .iter()
-            .map(Some)
-            .chain([None])
-            .map(move |cell| {
-                let (len, bottom) = match cell {
-                    Some(cell) => (cell.row - above.0 - 1, cell.column),
-                    None => (self.rows - above.0, 0),
-                };
-                let run = Run {
-                    above: above.0,
-                    len,
-                    top: above.1,
-                    bottom,
-                };
-                if let Some(cell) = cell {
-                    above = (cell.row, cell.column);
-                }
-                run
-            })
+        self.reclaimed.iter().map(Some).chain([None]).map(move |cell| {
+            let (len, bottom) = match cell {
+                Some(cell) => (cell.row - above.0 - 1, cell.column),
+                None => (self.rows - above.0, 0),
+            };
+            let run = Run { above: above.0, len, top: above.1, bottom };
+            if let Some(cell) = cell {
+                above = (cell.row, cell.column);
+            }
+            run
+        })
     }
 
     /// The Grundy value of the whole strip: the XOR of its runs' values.
@@ -455,8 +406,7 @@ impl Strip {
     /// (none for the special cutting-game values).
     fn cells_to(&self, target: Value) -> impl Iterator<Item = RunCells> + '_ {
         let change = target.nimber().map(|t| t ^ self.nimber());
-        self.runs()
-            .filter_map(move |run| Some(run.cells_to(run.value() ^ change?)))
+        self.runs().filter_map(move |run| Some(run.cells_to(run.value() ^ change?)))
     }
 
     /// Whether `cell` is on the strip, not reclaimed and not forbidden.
@@ -464,9 +414,7 @@ impl Strip {
         if cell.row == 0 || cell.row > self.rows || (cell.column != 1 && cell.column != 2) {
             return false;
         }
-        let start = self
-            .reclaimed
-            .partition_point(|other| other.row < cell.row.saturating_sub(1));
+        let start = self.reclaimed.partition_point(|other| other.row < cell.row.saturating_sub(1));
         self.reclaimed[start..]
             .iter()
             .take_while(|other| other.row <= cell.row.saturating_add(1))
@@ -539,20 +487,16 @@ impl Game for Strip {
 
 #[cfg(test)]
 mod tests {
-    use crate::random::SplitMix;
     use super::*;
     use crate::games::{count_moves_by_search, moves_by_search};
+    use crate::random::SplitMix;
 
     fn cell(row: u64, column: u8) -> Cell {
         Cell { row, column }
     }
 
     fn nimber(strip: &Strip) -> u64 {
-        strip
-            .value(&mut Solver::in_memory())
-            .ok()
-            .and_then(Value::nimber)
-            .expect("a nimber")
+        strip.value(&mut Solver::in_memory()).ok().and_then(Value::nimber).expect("a nimber")
     }
 
     /// The contest solution's recursion for `sg[len][x][y]`, transcribed literally.
@@ -603,17 +547,8 @@ mod tests {
         for (len, table) in sg.iter().enumerate() {
             for top in 0..3u8 {
                 for bottom in 0..3u8 {
-                    let run = Run {
-                        above: 0,
-                        len: len as u64,
-                        top,
-                        bottom,
-                    };
-                    assert_eq!(
-                        run.value(),
-                        table[top as usize][bottom as usize],
-                        "run {run:?}"
-                    );
+                    let run = Run { above: 0, len: len as u64, top, bottom };
+                    assert_eq!(run.value(), table[top as usize][bottom as usize], "run {run:?}");
                 }
             }
         }
@@ -627,8 +562,7 @@ mod tests {
     /// Whether `(row, column)` may be reclaimed in `mask` by the literal rule.
     fn literal_free(rows: u64, mask: u32, row: u64, column: u8) -> bool {
         let other = 3 - column;
-        let forbidden =
-            (row.saturating_sub(1).max(1)..=(row + 1).min(rows)).any(|r| mask & bit(r, other) != 0);
+        let forbidden = (row.saturating_sub(1).max(1)..=(row + 1).min(rows)).any(|r| mask & bit(r, other) != 0);
         mask & bit(row, column) == 0 && !forbidden
     }
 
@@ -647,10 +581,7 @@ mod tests {
 
     impl BruteForce {
         fn new(rows: u64) -> Self {
-            BruteForce {
-                rows,
-                memo: vec![u8::MAX; 1 << (2 * rows)],
-            }
+            BruteForce { rows, memo: vec![u8::MAX; 1 << (2 * rows)] }
         }
 
         fn grundy(&mut self, mask: u32) -> u64 {
@@ -699,21 +630,11 @@ mod tests {
                 cells.reverse();
                 let strip = Strip::new(rows, cells).expect("a legal position");
                 let value = nimber(&strip);
-                assert_eq!(
-                    value,
-                    brute.grundy(mask),
-                    "rows {rows}, cells {:?}",
-                    strip.reclaimed()
-                );
+                assert_eq!(value, brute.grundy(mask), "rows {rows}, cells {:?}", strip.reclaimed());
                 assert!(strip.reclaimed().windows(2).all(|w| w[0].row < w[1].row));
 
                 let moves: Vec<Cell> = strip.moves().collect();
-                assert_eq!(
-                    moves,
-                    literal_moves(rows, mask),
-                    "rows {rows}, cells {:?}",
-                    strip.reclaimed()
-                );
+                assert_eq!(moves, literal_moves(rows, mask), "rows {rows}, cells {:?}", strip.reclaimed());
                 let mut reachable = Vec::new();
                 for mv in &moves {
                     let next = strip.play(mv);
@@ -722,18 +643,13 @@ mod tests {
                     reachable.push(brute.grundy(next_mask));
                 }
                 for target in 0..=rows + 2 {
-                    let found = strip
-                        .move_to(Value::Nimber(target), &mut Solver::in_memory())
-                        .expect("no budget");
+                    let found = strip.move_to(Value::Nimber(target), &mut Solver::in_memory()).expect("no budget");
                     match found {
                         Some(mv) => {
                             assert!(moves.contains(&mv), "illegal move {mv:?}");
                             assert_eq!(nimber(&strip.play(&mv)), target);
                         }
-                        None => assert!(
-                            !reachable.contains(&target),
-                            "missed target {target} in {mask:b}"
-                        ),
+                        None => assert!(!reachable.contains(&target), "missed target {target} in {mask:b}"),
                     }
                 }
             }
@@ -745,50 +661,23 @@ mod tests {
     /// listed moves for several windows, including windows past the end.
     fn assert_analysis_matches_search(strip: &Strip) {
         let mut solver = Solver::in_memory();
-        assert_eq!(
-            strip.move_count(),
-            strip.moves().count() as u128,
-            "{strip:?}"
-        );
-        let most = strip
-            .moves()
-            .map(|mv| nimber(&strip.play(&mv)))
-            .max()
-            .unwrap_or(0);
-        let targets = [Value::Finished, Value::WinsAtOnce]
-            .into_iter()
-            .chain((0..=most + 2).map(Value::Nimber));
+        assert_eq!(strip.move_count(), strip.moves().count() as u128, "{strip:?}");
+        let most = strip.moves().map(|mv| nimber(&strip.play(&mv))).max().unwrap_or(0);
+        let targets = [Value::Finished, Value::WinsAtOnce].into_iter().chain((0..=most + 2).map(Value::Nimber));
         for target in targets {
             let count = count_moves_by_search(strip, target, &mut solver).expect("no budget");
-            assert_eq!(
-                strip.count_moves_to(target, &mut solver),
-                Ok(count),
-                "{strip:?} to {target:?}"
-            );
-            let all =
-                moves_by_search(strip, target, 0, usize::MAX, &mut solver).expect("no budget");
+            assert_eq!(strip.count_moves_to(target, &mut solver), Ok(count), "{strip:?} to {target:?}");
+            let all = moves_by_search(strip, target, 0, usize::MAX, &mut solver).expect("no budget");
             assert_eq!(
                 strip.moves_to(target, 0, usize::MAX, &mut solver).as_ref(),
                 Ok(&all),
                 "{strip:?} to {target:?}"
             );
             let last = count.saturating_sub(1);
-            for (skip, limit) in [
-                (0, 1),
-                (1, 2),
-                (2, 0),
-                (3, 2),
-                (last, 3),
-                (count, 1),
-                (count + 5, 2),
-                (u128::MAX, 1),
-            ] {
+            for (skip, limit) in [(0, 1), (1, 2), (2, 0), (3, 2), (last, 3), (count, 1), (count + 5, 2), (u128::MAX, 1)]
+            {
                 let window = moves_by_search(strip, target, skip, limit, &mut solver);
-                assert_eq!(
-                    strip.moves_to(target, skip, limit, &mut solver),
-                    window,
-                    "{strip:?} to {target:?}"
-                );
+                assert_eq!(strip.moves_to(target, skip, limit, &mut solver), window, "{strip:?} to {target:?}");
             }
         }
     }
@@ -797,9 +686,7 @@ mod tests {
     fn analysis_matches_search_on_small_positions() {
         for rows in 1..=10u64 {
             for mask in legal_masks(rows) {
-                assert_analysis_matches_search(
-                    &Strip::new(rows, mask_cells(rows, mask)).expect("a legal position"),
-                );
+                assert_analysis_matches_search(&Strip::new(rows, mask_cells(rows, mask)).expect("a legal position"));
             }
         }
         // Longer runs, where more rows share a value: every kind of run up to 40 rows.
@@ -816,17 +703,13 @@ mod tests {
                         rows_with_ends += 1;
                         cells.push(cell(rows_with_ends, bottom));
                     }
-                    assert_analysis_matches_search(
-                        &Strip::new(rows_with_ends, cells).expect("a legal position"),
-                    );
+                    assert_analysis_matches_search(&Strip::new(rows_with_ends, cells).expect("a legal position"));
                 }
             }
         }
     }
 
-
     impl SplitMix {
-
         /// A number in `1..=bound`.
         fn up_to(&mut self, bound: u64) -> u64 {
             1 + self.next_u64() % bound
@@ -850,15 +733,8 @@ mod tests {
             for row in from..=second.row {
                 for column in [1u8, 2] {
                     let between = cell(row, column);
-                    if first.is_none_or(|first| first < between)
-                        && between < second
-                        && strip.is_free(between)
-                    {
-                        assert_ne!(
-                            nimber(&strip.play(&between)),
-                            target,
-                            "{between:?} is skipped"
-                        );
+                    if first.is_none_or(|first| first < between) && between < second && strip.is_free(between) {
+                        assert_ne!(nimber(&strip.play(&between)), target, "{between:?} is skipped");
                     }
                 }
             }
@@ -871,14 +747,9 @@ mod tests {
         let mut solver = Solver::in_memory();
         let mut huge_counts = 0;
         for round in 0..3000 {
-            let rows = if round % 2 == 0 {
-                1_000_000_000_000_000_000
-            } else {
-                u64::MAX - random.next_u64() % 3
-            };
-            let cells: Vec<Cell> = (0..round % 5)
-                .map(|_| cell(random.row(rows), 1 + (random.next_u64() % 2) as u8))
-                .collect();
+            let rows = if round % 2 == 0 { 1_000_000_000_000_000_000 } else { u64::MAX - random.next_u64() % 3 };
+            let cells: Vec<Cell> =
+                (0..round % 5).map(|_| cell(random.row(rows), 1 + (random.next_u64() % 2) as u8)).collect();
             let Ok(strip) = Strip::new(rows, cells) else {
                 continue;
             };
@@ -896,79 +767,40 @@ mod tests {
             let mut counted = 0;
             for t in targets {
                 let target = Value::Nimber(t);
-                let count = strip
-                    .count_moves_to(target, &mut solver)
-                    .expect("no budget");
+                let count = strip.count_moves_to(target, &mut solver).expect("no budget");
                 counted += count;
                 huge_counts += usize::from(count > 1 << 20);
-                let mut ks = vec![
-                    0,
-                    1,
-                    count / 2,
-                    count.saturating_sub(2),
-                    count.saturating_sub(1),
-                ];
-                ks.extend(
-                    (0..3).map(|_| {
-                        u128::from(random.next_u64()) * u128::from(random.next_u64()) % count.max(1)
-                    }),
-                );
+                let mut ks = vec![0, 1, count / 2, count.saturating_sub(2), count.saturating_sub(1)];
+                ks.extend((0..3).map(|_| u128::from(random.next_u64()) * u128::from(random.next_u64()) % count.max(1)));
                 for k in ks.into_iter().filter(|&k| k < count) {
-                    let window = strip
-                        .moves_to(target, k, 2, &mut solver)
-                        .expect("no budget");
-                    assert_eq!(
-                        window.len() as u128,
-                        (count - k).min(2),
-                        "{strip:?} to {t} from {k}"
-                    );
+                    let window = strip.moves_to(target, k, 2, &mut solver).expect("no budget");
+                    assert_eq!(window.len() as u128, (count - k).min(2), "{strip:?} to {t} from {k}");
                     for mv in &window {
                         assert!(strip.is_free(*mv), "{strip:?}: {mv:?}");
                         assert_eq!(nimber(&strip.play(mv)), t, "{strip:?}: {mv:?}");
                     }
                     if let [first, second] = window[..] {
-                        assert_eq!(
-                            strip.moves_to(target, k + 1, 1, &mut solver),
-                            Ok(vec![second])
-                        );
+                        assert_eq!(strip.moves_to(target, k + 1, 1, &mut solver), Ok(vec![second]));
                         assert!(first < second, "{strip:?} to {t}: {first:?} {second:?}");
                         assert_none_between(&strip, t, Some(first), second);
                     }
                 }
-                if let Some(&first) = strip
-                    .moves_to(target, 0, 1, &mut solver)
-                    .expect("no budget")
-                    .first()
-                {
+                if let Some(&first) = strip.moves_to(target, 0, 1, &mut solver).expect("no budget").first() {
                     assert_none_between(&strip, t, None, first);
                 }
-                assert_eq!(
-                    strip.moves_to(target, count, 3, &mut solver),
-                    Ok(Vec::new())
-                );
+                assert_eq!(strip.moves_to(target, count, 3, &mut solver), Ok(Vec::new()));
             }
             assert!(counted <= total, "{strip:?}");
             assert_eq!(strip.count_moves_to(Value::WinsAtOnce, &mut solver), Ok(0));
-            assert_eq!(
-                strip.moves_to(Value::Finished, 0, 5, &mut solver),
-                Ok(Vec::new())
-            );
+            assert_eq!(strip.moves_to(Value::Finished, 0, 5, &mut solver), Ok(Vec::new()));
         }
-        assert!(
-            huge_counts > 100,
-            "some targets should have huge move sets ({huge_counts})"
-        );
+        assert!(huge_counts > 100, "some targets should have huge move sets ({huge_counts})");
         // Every cell of a run between crossed ends gives the same value: all u64::MAX·2 − 6 of them.
         let crossed = Strip::new(u64::MAX, vec![cell(u64::MAX, 1), cell(1, 2)]).expect("valid");
         let all = 2 * u128::from(u64::MAX - 2) - 2;
         assert_eq!(crossed.move_count(), all);
-        assert_eq!(
-            crossed.count_moves_to(Value::Nimber(1), &mut solver),
-            Ok(all)
-        );
-        let tail = crossed
-            .moves_to(Value::Nimber(1), all - 2, 5, &mut solver)
-            .expect("no budget");
+        assert_eq!(crossed.count_moves_to(Value::Nimber(1), &mut solver), Ok(all));
+        let tail = crossed.moves_to(Value::Nimber(1), all - 2, 5, &mut solver).expect("no budget");
         assert_eq!(tail, vec![cell(u64::MAX - 2, 2), cell(u64::MAX - 1, 1)]);
     }
 
@@ -978,15 +810,10 @@ mod tests {
             let legal: std::collections::HashSet<u32> = legal_masks(rows).into_iter().collect();
             for mask in 0..1u32 << (2 * rows) {
                 let cells = mask_cells(rows, mask);
-                let literal_ok = cells
-                    .iter()
-                    .all(|c| literal_free(rows, mask & !bit(c.row, c.column), c.row, c.column));
+                let literal_ok =
+                    cells.iter().all(|c| literal_free(rows, mask & !bit(c.row, c.column), c.row, c.column));
                 assert_eq!(literal_ok, legal.contains(&mask));
-                assert_eq!(
-                    Strip::new(rows, cells).is_ok(),
-                    literal_ok,
-                    "rows {rows}, mask {mask:b}"
-                );
+                assert_eq!(Strip::new(rows, cells).is_ok(), literal_ok, "rows {rows}, mask {mask:b}");
             }
         }
     }
@@ -1007,27 +834,14 @@ mod tests {
             message(5, vec![cell(1, 1), cell(0, 1)]),
             "reclamation.reclaimed[1].row (0) must be between 1 and 5"
         );
-        assert_eq!(
-            message(5, vec![cell(6, 2)]),
-            "reclamation.reclaimed[0].row (6) must be between 1 and 5"
-        );
-        assert_eq!(
-            message(5, vec![cell(2, 1), cell(4, 3)]),
-            "reclamation.reclaimed[1].column (3) must be 1 or 2"
-        );
-        assert_eq!(
-            message(5, vec![cell(2, 0)]),
-            "reclamation.reclaimed[0].column (0) must be 1 or 2"
-        );
+        assert_eq!(message(5, vec![cell(6, 2)]), "reclamation.reclaimed[0].row (6) must be between 1 and 5");
+        assert_eq!(message(5, vec![cell(2, 1), cell(4, 3)]), "reclamation.reclaimed[1].column (3) must be 1 or 2");
+        assert_eq!(message(5, vec![cell(2, 0)]), "reclamation.reclaimed[0].column (0) must be 1 or 2");
         assert_eq!(
             message(9, vec![cell(4, 1), cell(1, 2), cell(4, 1)]),
             "reclamation.reclaimed[2] (row 4, column 1) repeats reclamation.reclaimed[0]"
         );
-        for (a, b) in [
-            (cell(3, 1), cell(3, 2)),
-            (cell(3, 1), cell(4, 2)),
-            (cell(4, 1), cell(3, 2)),
-        ] {
+        for (a, b) in [(cell(3, 1), cell(3, 2)), (cell(3, 1), cell(4, 2)), (cell(4, 1), cell(3, 2))] {
             assert_eq!(
                 message(9, vec![cell(8, 2), a, b]),
                 format!(
@@ -1037,31 +851,16 @@ mod tests {
                 )
             );
         }
-        let err = Strip::new(u64::MAX, vec![cell(u64::MAX, 1), cell(u64::MAX - 1, 2)])
-            .expect_err("conflict");
-        assert!(matches!(
-            err,
-            ReclamationError::ForbiddenPair {
-                first: 0,
-                second: 1,
-                ..
-            }
-        ));
-        let too_many: Vec<Cell> = (1..=MAX_RECLAIMED as u64 + 1)
-            .map(|row| cell(row, 1))
-            .collect();
-        assert_eq!(
-            message(u64::MAX, too_many),
-            "reclamation.reclaimed has 100001 cells; the limit is 100000"
-        );
+        let err = Strip::new(u64::MAX, vec![cell(u64::MAX, 1), cell(u64::MAX - 1, 2)]).expect_err("conflict");
+        assert!(matches!(err, ReclamationError::ForbiddenPair { first: 0, second: 1, .. }));
+        let too_many: Vec<Cell> = (1..=MAX_RECLAIMED as u64 + 1).map(|row| cell(row, 1)).collect();
+        assert_eq!(message(u64::MAX, too_many), "reclamation.reclaimed has 100001 cells; the limit is 100000");
         assert!(Strip::new(9, vec![cell(3, 1), cell(5, 2), cell(2, 1), cell(6, 2)]).is_ok());
     }
 
     /// Checks that `move_to` reaches `target` from `strip` with a free cell.
     fn assert_reaches(strip: &Strip, target: u64) {
-        let mv = strip
-            .move_to(Value::Nimber(target), &mut Solver::in_memory())
-            .expect("no budget");
+        let mv = strip.move_to(Value::Nimber(target), &mut Solver::in_memory()).expect("no budget");
         let mv = mv.unwrap_or_else(|| panic!("no move to {target} from {:?}", strip.reclaimed()));
         assert!(strip.is_free(mv), "{mv:?} is not free");
         let next = strip.play(&mv);
@@ -1075,88 +874,45 @@ mod tests {
         assert_eq!(nimber(&empty), 1);
         let first: Vec<Cell> = empty.moves().take(3).collect();
         assert_eq!(first, vec![cell(1, 1), cell(1, 2), cell(2, 1)]);
-        let (_, best) = empty
-            .best_move(&mut Solver::in_memory())
-            .expect("no budget");
+        let (_, best) = empty.best_move(&mut Solver::in_memory()).expect("no budget");
         assert_eq!(best, Some(cell(u64::MAX / 2 + 1, 1)));
         assert_reaches(&empty, 0);
 
         // One free end: the run's value is its length, and every smaller value is reachable.
         let last = Strip::new(u64::MAX, vec![cell(u64::MAX, 2)]).expect("valid");
         assert_eq!(nimber(&last), u64::MAX - 1);
-        for target in [
-            0,
-            1,
-            2,
-            12_345,
-            1 << 40,
-            u64::MAX / 2,
-            u64::MAX - 3,
-            u64::MAX - 2,
-        ] {
+        for target in [0, 1, 2, 12_345, 1 << 40, u64::MAX / 2, u64::MAX - 3, u64::MAX - 2] {
             assert_reaches(&last, target);
         }
         let top = Strip::new(u64::MAX, vec![cell(1, 1)]).expect("valid");
         assert_eq!(nimber(&top), u64::MAX - 1);
-        assert_eq!(
-            top.moves().take(2).collect::<Vec<_>>(),
-            vec![cell(2, 1), cell(3, 1)]
-        );
+        assert_eq!(top.moves().take(2).collect::<Vec<_>>(), vec![cell(2, 1), cell(3, 1)]);
         for target in [0, 7, u64::MAX - 2] {
             assert_reaches(&top, target);
         }
 
         // Runs near the end of u64 rows enumerate their cells without overflow.
-        let near_end = Run {
-            above: u64::MAX - 3,
-            len: 2,
-            top: 1,
-            bottom: 2,
-        };
-        assert_eq!(
-            near_end.free_cells().collect::<Vec<_>>(),
-            vec![cell(u64::MAX - 2, 1), cell(u64::MAX - 1, 2)]
-        );
-        let tail = Run {
-            above: u64::MAX - 1,
-            len: 1,
-            top: 2,
-            bottom: 0,
-        };
-        assert_eq!(
-            tail.free_cells().collect::<Vec<_>>(),
-            vec![cell(u64::MAX, 2)]
-        );
+        let near_end = Run { above: u64::MAX - 3, len: 2, top: 1, bottom: 2 };
+        assert_eq!(near_end.free_cells().collect::<Vec<_>>(), vec![cell(u64::MAX - 2, 1), cell(u64::MAX - 1, 2)]);
+        let tail = Run { above: u64::MAX - 1, len: 1, top: 2, bottom: 0 };
+        assert_eq!(tail.free_cells().collect::<Vec<_>>(), vec![cell(u64::MAX, 2)]);
         let same = Strip::new(u64::MAX, vec![cell(u64::MAX, 2), cell(1, 2)]).expect("valid");
         assert_eq!(nimber(&same), 1);
         assert_reaches(&same, 0);
         assert!(!same.is_free(cell(u64::MAX - 1, 1)) && same.is_free(cell(u64::MAX - 1, 2)));
-        assert_eq!(
-            same.play(&cell(u64::MAX - 1, 1)),
-            same,
-            "a forbidden cell changes nothing"
-        );
+        assert_eq!(same.play(&cell(u64::MAX - 1, 1)), same, "a forbidden cell changes nothing");
         let crossed = Strip::new(u64::MAX, vec![cell(u64::MAX, 1), cell(1, 2)]).expect("valid");
-        assert_eq!(
-            nimber(&crossed),
-            0,
-            "u64::MAX - 2 untouched rows between crossed ends"
-        );
+        assert_eq!(nimber(&crossed), 0, "u64::MAX - 2 untouched rows between crossed ends");
         assert_reaches(&crossed, 1);
-        assert_eq!(
-            crossed.move_to(Value::Nimber(2), &mut Solver::in_memory()),
-            Ok(None)
-        );
+        assert_eq!(crossed.move_to(Value::Nimber(2), &mut Solver::in_memory()), Ok(None));
     }
 
     #[test]
     fn many_cells_on_a_huge_strip() {
         // 100 000 cells spread over the whole u64 range, alternating columns at every second gap.
         let gap = u64::MAX / MAX_RECLAIMED as u64;
-        let cells: Vec<Cell> = (0..MAX_RECLAIMED as u64)
-            .rev()
-            .map(|i| cell(1 + i * gap + i % 3, 1 + (i / 2 % 2) as u8))
-            .collect();
+        let cells: Vec<Cell> =
+            (0..MAX_RECLAIMED as u64).rev().map(|i| cell(1 + i * gap + i % 3, 1 + (i / 2 % 2) as u8)).collect();
         let strip = Strip::new(u64::MAX, cells).expect("valid");
         let value = nimber(&strip);
         assert!(strip.reclaimed().windows(2).all(|w| w[0].row < w[1].row));

@@ -138,10 +138,9 @@ pub enum StoneBoxesError {
 impl std::fmt::Display for StoneBoxesError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StoneBoxesError::StonesExceedCapacity { box_index, stones, capacity } => write!(
-                f,
-                "stone_boxes.boxes[{box_index}].stones ({stones}) exceeds capacity ({capacity})"
-            ),
+            StoneBoxesError::StonesExceedCapacity { box_index, stones, capacity } => {
+                write!(f, "stone_boxes.boxes[{box_index}].stones ({stones}) exceeds capacity ({capacity})")
+            }
             StoneBoxesError::TooManyBoxes { count } => {
                 write!(f, "stone_boxes.boxes has {count} boxes; the limit is {MAX_BOXES}")
             }
@@ -182,7 +181,8 @@ impl Boxes {
     /// Whether `mv` is a legal move here (a move [`Game::play`] accepts).
     pub fn is_legal(&self, mv: &AddStones) -> bool {
         self.boxes.get(mv.box_index).is_some_and(|b| {
-            mv.stones >= 1 && u128::from(mv.stones) <= reach(b.stones) - u128::from(b.stones)
+            mv.stones >= 1
+                && u128::from(mv.stones) <= reach(b.stones) - u128::from(b.stones)
                 && mv.stones <= b.capacity - b.stones
         })
     }
@@ -240,7 +240,13 @@ impl Game for Boxes {
 
     /// Built directly like [`Boxes::count_moves_to`], in time linear in the number of boxes plus
     /// `limit`, whatever `skip` and the sizes.
-    fn moves_to(&self, target: Value, skip: u128, limit: usize, _solver: &mut Solver) -> Result<Vec<AddStones>, Interrupted> {
+    fn moves_to(
+        &self,
+        target: Value,
+        skip: u128,
+        limit: usize,
+        _solver: &mut Solver,
+    ) -> Result<Vec<AddStones>, Interrupted> {
         let mut found = Vec::new();
         let mut skip = skip;
         for (box_index, b, counts) in self.options_to(target) {
@@ -263,9 +269,9 @@ impl Game for Boxes {
 
 #[cfg(test)]
 mod tests {
-    use crate::random::SplitMix;
     use super::*;
     use crate::games::{count_moves_by_search, moves_by_search};
+    use crate::random::SplitMix;
 
     fn value_of(position: &Boxes) -> Value {
         position.value(&mut Solver::in_memory()).expect("no budget")
@@ -388,9 +394,7 @@ mod tests {
         assert!(!position.is_legal(&AddStones { box_index: 0, stones: 0 }));
     }
 
-
     impl SplitMix {
-
         /// A huge box, with stones anywhere: empty, full, tiny, near the thresholds, or at random.
         fn huge_box(&mut self) -> (u64, u64) {
             let capacity = u64::MAX - self.below(1 << 20);
@@ -457,7 +461,11 @@ mod tests {
             let count = count_moves_by_search(position, target, &mut solver).expect("no budget");
             assert_eq!(position.count_moves_to(target, &mut solver), Ok(count), "{position:?} to {target:?}");
             let all = moves_by_search(position, target, 0, usize::MAX, &mut solver).expect("no budget");
-            assert_eq!(position.moves_to(target, 0, usize::MAX, &mut solver).as_ref(), Ok(&all), "{position:?} to {target:?}");
+            assert_eq!(
+                position.moves_to(target, 0, usize::MAX, &mut solver).as_ref(),
+                Ok(&all),
+                "{position:?} to {target:?}"
+            );
             let last = count.saturating_sub(1);
             for (skip, limit) in [(0, 1), (1, 2), (2, 0), (last, 3), (count, 1), (count + 5, 2), (u128::MAX, 1)] {
                 let window = moves_by_search(position, target, skip, limit, &mut solver);
@@ -499,7 +507,8 @@ mod tests {
             let list: Vec<(u64, u64)> = (0..count).map(|_| random.huge_box()).collect();
             let position = boxes(&list);
             let total = position.move_count();
-            let expected: u128 = list.iter().map(|&(s, c)| (u128::from(c) * u128::from(c)).min(u128::from(s - c))).sum();
+            let expected: u128 =
+                list.iter().map(|&(s, c)| (u128::from(c) * u128::from(c)).min(u128::from(s - c))).sum();
             assert_eq!(total, expected, "{list:?}");
             // Targets: the values of a few random legal moves (so each is reached), and some others.
             let Value::Nimber(g) = value_of(&position) else { panic!("stone boxes have nimbers only") };
@@ -560,8 +569,8 @@ mod tests {
         let empty = boxes(&[]);
         assert_eq!(value_of(&empty), Value::Nimber(0));
         assert_eq!(empty.moves().count(), 0);
-        let err = Boxes::new(vec![StoneBox { capacity: 5, stones: 1 }, StoneBox { capacity: 10, stones: 12 }])
-            .unwrap_err();
+        let err =
+            Boxes::new(vec![StoneBox { capacity: 5, stones: 1 }, StoneBox { capacity: 10, stones: 12 }]).unwrap_err();
         assert_eq!(err.to_string(), "stone_boxes.boxes[1].stones (12) exceeds capacity (10)");
         let err = Boxes::new(vec![StoneBox { capacity: 1, stones: 0 }; MAX_BOXES + 1]).unwrap_err();
         assert_eq!(err.to_string(), "stone_boxes.boxes has 100001 boxes; the limit is 100000");

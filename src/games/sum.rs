@@ -21,10 +21,9 @@ pub enum SumError {
 impl std::fmt::Display for SumError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SumError::TooManyComponents(count) => write!(
-                f,
-                "sum.components has {count} components after flattening; the limit is {MAX_COMPONENTS}"
-            ),
+            SumError::TooManyComponents(count) => {
+                write!(f, "sum.components has {count} components after flattening; the limit is {MAX_COMPONENTS}")
+            }
             SumError::TooDeep => write!(f, "sum.components nests sums deeper than the limit of {MAX_DEPTH}"),
         }
     }
@@ -113,9 +112,11 @@ impl Game for Sum {
         if self.components.iter().any(Position::is_finished) {
             return Box::new(std::iter::empty());
         }
-        Box::new(self.components.iter().enumerate().flat_map(|(component, position)| {
-            position.moves().map(move |mv| SumMove { component, mv: Box::new(mv) })
-        }))
+        Box::new(
+            self.components.iter().enumerate().flat_map(|(component, position)| {
+                position.moves().map(move |mv| SumMove { component, mv: Box::new(mv) })
+            }),
+        )
     }
 
     fn play(&self, mv: &SumMove) -> Self {
@@ -147,7 +148,13 @@ impl Game for Sum {
 
     /// A move to `target` changes one component: for a nimber target, the component whose nimber
     /// `v` must become `v ⊕ total ⊕ target`; for a finished target, a component won at once.
-    fn moves_to(&self, target: Value, skip: u128, limit: usize, solver: &mut Solver) -> Result<Vec<SumMove>, Interrupted> {
+    fn moves_to(
+        &self,
+        target: Value,
+        skip: u128,
+        limit: usize,
+        solver: &mut Solver,
+    ) -> Result<Vec<SumMove>, Interrupted> {
         let values = self.component_values(solver)?;
         let Some(targets) = Self::component_targets(&values, target) else {
             return moves_by_search(self, target, skip, limit, solver);

@@ -48,7 +48,10 @@ impl TestServer {
             .to_string();
         let metrics_url = flags.contains(&"--metrics-listen").then(|| {
             let line = next_line();
-            line.trim().strip_prefix("nimber metrics on ").unwrap_or_else(|| panic!("unexpected line {line:?}")).to_string()
+            line.trim()
+                .strip_prefix("nimber metrics on ")
+                .unwrap_or_else(|| panic!("unexpected line {line:?}"))
+                .to_string()
         });
         Self {
             child: Some(child),
@@ -122,7 +125,11 @@ pub fn random_position(random: &mut impl rand::Rng, game: Game) -> nimber::proto
     use nimber::proto::{self, position::Game as P};
     let huge = random.gen_bool(0.2);
     let size = |random: &mut dyn rand::RngCore| -> u64 {
-        if huge { rand::Rng::gen_range(random, 1..=u64::MAX) } else { rand::Rng::gen_range(random, 1..=9) }
+        if huge {
+            rand::Rng::gen_range(random, 1..=u64::MAX)
+        } else {
+            rand::Rng::gen_range(random, 1..=9)
+        }
     };
     let game = match game {
         Game::Cutting => P::Cutting(proto::Cutting {

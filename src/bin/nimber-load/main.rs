@@ -182,16 +182,13 @@ async fn run(args: &Args) -> anyhow::Result<Report> {
     let began = Instant::now();
     let hard_end = began + args.max_time;
     let connections = if args.rpc == Rpc::Stream { 1 } else { args.connections as usize };
-    let endpoint = Endpoint::from_shared(args.target.clone())?
-        .tcp_nodelay(true)
-        .connect_timeout(Duration::from_secs(5));
+    let endpoint =
+        Endpoint::from_shared(args.target.clone())?.tcp_nodelay(true).connect_timeout(Duration::from_secs(5));
     let mut clients = Vec::with_capacity(connections);
     for _ in 0..connections {
         // Each connect() opens its own HTTP/2 connection.
-        let channel = endpoint
-            .connect()
-            .await
-            .map_err(|error| anyhow::anyhow!("cannot connect to {}: {error}", args.target))?;
+        let channel =
+            endpoint.connect().await.map_err(|error| anyhow::anyhow!("cannot connect to {}: {error}", args.target))?;
         clients.push(Clients { solver: SolverClient::new(channel.clone()), health: HealthClient::new(channel) });
     }
     let shared = Arc::new(Shared {
@@ -212,7 +209,8 @@ async fn run(args: &Args) -> anyhow::Result<Report> {
         run_stream(args, &shared, clients[0].solver.clone(), hard_end).await
     } else {
         if !args.warmup.is_zero() {
-            let warmup = Phase { end: (Instant::now() + args.warmup).min(hard_end), limit: None, started: AtomicU64::new(0) };
+            let warmup =
+                Phase { end: (Instant::now() + args.warmup).min(hard_end), limit: None, started: AtomicU64::new(0) };
             run_unary_phase(args, &shared, &clients, warmup).await;
         }
         let start = Instant::now();
@@ -321,7 +319,12 @@ async fn call(shared: &Shared, clients: &mut Clients, sequence: u64) -> Result<(
 /// The workload over one SolveStream: a sender task keeps at most `--concurrency` items unanswered,
 /// this task reads the answers (in request order) and matches each to its send time and id.
 /// Items sent during the warm-up are not measured.
-async fn run_stream(args: &Args, shared: &Arc<Shared>, mut client: SolverClient<Channel>, hard_end: Instant) -> (Tally, Duration) {
+async fn run_stream(
+    args: &Args,
+    shared: &Arc<Shared>,
+    mut client: SolverClient<Channel>,
+    hard_end: Instant,
+) -> (Tally, Duration) {
     let window = Arc::new(tokio::sync::Semaphore::new(args.concurrency as usize));
     let (items, requests) = tokio::sync::mpsc::channel::<proto::SolveRequest>(args.concurrency as usize);
     let (sent, mut sent_times) = tokio::sync::mpsc::unbounded_channel::<(u64, Instant)>();
@@ -345,7 +348,8 @@ async fn run_stream(args: &Args, shared: &Arc<Shared>, mut client: SolverClient<
                     measured += 1;
                 }
                 let sequence = shared.sequence.fetch_add(1, Ordering::Relaxed);
-                let item = proto::SolveRequest { position: Some(shared.positions.get(sequence)), id: sequence.to_string() };
+                let item =
+                    proto::SolveRequest { position: Some(shared.positions.get(sequence)), id: sequence.to_string() };
                 if sent.send((sequence, now)).is_err() || items.send(item).await.is_err() {
                     break;
                 }

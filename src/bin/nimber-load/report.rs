@@ -35,7 +35,6 @@ impl Tally {
 
 pub use nimber::metrics::code_name;
 
-
 /// The settings a report names.
 pub struct Setup {
     pub rpc: &'static str,

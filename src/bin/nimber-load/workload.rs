@@ -104,7 +104,8 @@ fn cold_board(random: &mut SplitMix) -> proto::Position {
 /// A random position of one of the four closed-form games, one in five with huge sizes.
 pub fn closed_form_position(random: &mut SplitMix) -> proto::Position {
     let huge = random.percent(20);
-    let size = |random: &mut SplitMix, small: u64| if huge { random.range(1, u64::MAX) } else { random.range(1, small) };
+    let size =
+        |random: &mut SplitMix, small: u64| if huge { random.range(1, u64::MAX) } else { random.range(1, small) };
     let game = match random.next_u64() % 4 {
         0 => P::Cutting(proto::Cutting {
             pieces: (0..random.range(1, 3))

@@ -102,8 +102,11 @@ fn agrees_with_brute_force_on_every_board_up_to_4x4_and_2x7() {
 fn agrees_with_brute_force_on_random_boards() {
     let mut rng = SplitMix::new(1760);
     for round in 0..400 {
-        let (height, width) =
-            if round % 2 == 0 { (2 + index_below(&mut rng, 5), 2 + index_below(&mut rng, 5)) } else { (2 + index_below(&mut rng, 7), 2 + index_below(&mut rng, 7)) };
+        let (height, width) = if round % 2 == 0 {
+            (2 + index_below(&mut rng, 5), 2 + index_below(&mut rng, 5))
+        } else {
+            (2 + index_below(&mut rng, 7), 2 + index_below(&mut rng, 7))
+        };
         let max_free = if round % 10 == 0 { 28 } else { 20 };
         let free = random_free(&mut rng, height, width, max_free);
         let rows = rows_of(height, width, free);
@@ -194,7 +197,8 @@ fn agrees_with_plain_component_search_on_larger_boards() {
         // 9×9 boards (windows only), 10×10 to 12×12 boards (components wider than a window).
         let side = if round < 30 { 9 } else { 10 + index_below(&mut rng, 3) };
         let cells = side * side;
-        let blocked = if round < 30 { 8 + index_below(&mut rng, 20) } else { cells / 5 + index_below(&mut rng, cells / 8) };
+        let blocked =
+            if round < 30 { 8 + index_below(&mut rng, 20) } else { cells / 5 + index_below(&mut rng, cells / 8) };
         let mut free = vec![true; cells];
         for _ in 0..blocked {
             free[index_below(&mut rng, cells)] = false;
@@ -530,8 +534,9 @@ fn thin_long_boards_match_the_brute_force_both_ways_round() {
         let expected = BruteForce::new(2, length).grundy(free);
         assert_eq!(value(&wide), expected, "{:?}", wide.rows());
         // The same board turned: a column of cell pairs.
-        let turned: Vec<String> =
-            (0..length).map(|c| (0..2).map(|r| if free >> (r * length + c) & 1 == 1 { '0' } else { '1' }).collect()).collect();
+        let turned: Vec<String> = (0..length)
+            .map(|c| (0..2).map(|r| if free >> (r * length + c) & 1 == 1 { '0' } else { '1' }).collect())
+            .collect();
         let tall = Board::new(&turned).expect("a thin board");
         assert_eq!(value(&tall), expected, "{turned:?}");
         for board in [&wide, &tall] {
