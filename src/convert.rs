@@ -58,7 +58,7 @@ fn game_from_proto(position: proto::Position, depth: usize) -> Result<Position, 
                 .collect::<Result<Vec<_>, InvalidArgument>>()?;
             Position::Reclamation(reclamation::Strip::new(strip.rows, cells).map_err(invalid)?)
         }
-        ProtoGame::Tetris(board) => Position::Tetris(tetris::Board::new(&board.rows).map_err(invalid)?),
+        ProtoGame::Tetris(board) => Position::Tetris(Box::new(tetris::Board::new(&board.rows).map_err(invalid)?)),
         ProtoGame::DiagonalWalk(walk) => Position::DiagonalWalk(
             diagonal_walk::Walk::new(walk.rows, walk.columns, walk.step, walk.row.max(1), walk.column.max(1))
                 .map_err(invalid)?,

@@ -21,8 +21,8 @@ pub enum Position {
     StoneBoxes(stone_boxes::Boxes),
     /// More Reclamation.
     Reclamation(reclamation::Strip),
-    /// The 2×2 placement game.
-    Tetris(tetris::Board),
+    /// The 2×2 placement game (boxed: a board is half a kilobyte).
+    Tetris(Box<tetris::Board>),
     /// The diagonal walk.
     DiagonalWalk(diagonal_walk::Walk),
     /// A disjunctive sum of positions.
@@ -126,7 +126,7 @@ impl Game for Position {
             (Position::Cutting(game), Move::Cutting(mv)) => Position::Cutting(game.play(mv)),
             (Position::StoneBoxes(game), Move::StoneBoxes(mv)) => Position::StoneBoxes(game.play(mv)),
             (Position::Reclamation(game), Move::Reclamation(mv)) => Position::Reclamation(game.play(mv)),
-            (Position::Tetris(game), Move::Tetris(mv)) => Position::Tetris(game.play(mv)),
+            (Position::Tetris(game), Move::Tetris(mv)) => Position::Tetris(Box::new(game.play(mv))),
             (Position::DiagonalWalk(game), Move::DiagonalWalk(mv)) => Position::DiagonalWalk(game.play(mv)),
             (Position::Sum(game), Move::Sum(mv)) => Position::Sum(game.play(mv)),
             _ => unreachable!("a move is played only on the game that produced it"),
