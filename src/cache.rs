@@ -280,9 +280,9 @@ pub fn decode_value(bytes: &[u8]) -> Option<u64> {
     }
 }
 
-/// Locks a mutex, recovering the data if a panicking thread poisoned it (the maps stay consistent:
-/// every critical section leaves them whole).
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// Locks a mutex, recovering the data if a panicking thread poisoned it (the maps and counters
+/// kept under this crate's mutexes stay consistent: every critical section leaves them whole).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use crate::cache::Store;
+use crate::cache::{lock, Store};
 use crate::games::Stats;
 
 /// Upper bounds of the latency histogram buckets, in seconds.
@@ -141,10 +141,6 @@ pub fn code_name(code: tonic::Code) -> &'static str {
         DataLoss => "DATA_LOSS",
         Unauthenticated => "UNAUTHENTICATED",
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Serves `GET /metrics` on `listener` until the task is dropped.

@@ -153,10 +153,9 @@ pub trait Memo: Send + Sync {
         &self,
         game: GameTag,
         key: &[u8],
-        budget: &Budget,
+        _budget: &Budget,
         compute: &mut dyn FnMut() -> Result<u64, Interrupted>,
     ) -> Result<(u64, bool), Interrupted> {
-        let _ = budget;
         if let Some(value) = self.get(game, key) {
             return Ok((value, true));
         }
