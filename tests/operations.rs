@@ -50,7 +50,8 @@ async fn a_passed_deadline_stops_the_work_and_frees_the_cpu() {
     let status =
         client.solve(with_timeout(solve_request(full_board(14)), Duration::from_millis(200))).await.unwrap_err();
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
-    assert!(started.elapsed() < Duration::from_millis(300), "answered in {:?}", started.elapsed());
+    // A 14×14 board takes minutes: an answer within seconds means the solve stopped at the deadline.
+    assert!(started.elapsed() < Duration::from_secs(2), "answered in {:?}", started.elapsed());
     std::thread::sleep(Duration::from_millis(100));
     assert_idle(server.pid());
 }
@@ -78,10 +79,9 @@ async fn expensive_solves_past_the_limit_wait_then_get_resource_exhausted_while_
         client.solve(with_timeout(solve_request(full_board(13)), Duration::from_millis(400))).await.unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
 
-    let started = Instant::now();
     let cheap = client.solve(solve_request(cheap_position())).await.unwrap().into_inner();
     assert!(cheap.grundy.is_some());
-    assert!(started.elapsed() < Duration::from_millis(500), "a cheap call waited {:?}", started.elapsed());
+    assert!(!busy.is_finished(), "the cheap call was answered while the expensive one still held the only slot");
     assert_eq!(busy.await.unwrap().unwrap_err().code(), Code::DeadlineExceeded);
 }
 
