@@ -115,13 +115,14 @@ impl Store {
     }
 
     /// Number of values stored (including buffered ones not yet written).
-    pub fn len(&self) -> usize {
-        self.db.len() + lock(&self.pending).len()
+    pub fn entries(&self) -> u64 {
+        (self.db.len() + lock(&self.pending).len()) as u64
     }
 
-    /// Whether nothing is stored.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    /// Whether values computed now are written to disk (false while the disk is full or the
+    /// store could not be opened).
+    pub fn writable(&self) -> bool {
+        true
     }
 
     /// Writes buffered values and waits until sled has them on disk.

@@ -103,7 +103,7 @@ impl Metrics {
                 "Values that had to be computed (equals positions computed).",
                 positions,
             ),
-            ("nimber_cache_entries", "gauge", "Values in the persistent store.", store.len() as u64),
+            ("nimber_cache_entries", "gauge", "Values in the persistent store.", store.entries()),
             ("nimber_cache_size_bytes", "gauge", "Size of the persistent store on disk.", store.size_on_disk()),
             (
                 "nimber_expensive_solves_waiting",
