@@ -2,7 +2,7 @@
 # The README's commands are code: this runs them exactly as the README writes them.
 #   1. The start command, in a fresh clone of HEAD (sharing this checkout's build directory so that
 #      nothing is compiled twice), until grpc.health.v1.Health answers SERVING on 127.0.0.1:50051.
-#   2. Every judge example, from the repository root; each must print exactly the matching
+#   2. Every judge example, from the root of that clone; each must print exactly the matching
 #      examples/*.out (the file named by the command's `< examples/NAME.in`, with .out).
 # Prints `readme: N passed, M failed` last and exits non-zero on any failure.
 set -euo pipefail
@@ -60,7 +60,8 @@ while IFS= read -r command; do
     count=$((count + 1))
     input=$(grep -o 'examples/[A-Za-z0-9_-]*\.in' <<<"$command" || true)
     [ -n "$input" ] || { fail "judge example without an examples/*.in input: $command"; continue; }
-    if output=$(bash -c "$command" 2>"$work/judge.err") && [ "$output" == "$(cat "${input%.in}.out")" ]; then
+    if output=$(cd "$work/clone" && CARGO_TARGET_DIR="$repo_root/target" bash -c "$command" 2>"$work/judge.err") \
+        && [ "$output" == "$(cat "$work/clone/${input%.in}.out")" ]; then
         pass "$command"
     else
         fail "$command"; echo "$output"; cat "$work/judge.err"

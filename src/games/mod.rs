@@ -86,17 +86,53 @@ impl Position {
     /// Whether solving is cheap enough to run anywhere: closed forms only (no 2×2-placement board,
     /// which needs search) over at most a thousand or so items.
     pub fn is_cheap(&self) -> bool {
-        fn items(position: &Position) -> Option<usize> {
+        !self.has_board() && self.closed_form_items() <= CHEAP_ITEMS
+    }
+
+    /// Whether a 2×2-placement board is part of the position.
+    fn has_board(&self) -> bool {
+        match self {
+            Position::Tetris(_) => true,
+            Position::Sum(sum) => sum.components().iter().any(Position::has_board),
+            _ => false,
+        }
+    }
+
+    /// How many items (pieces, boxes, cells, walks) the closed-form games of the position hold.
+    fn closed_form_items(&self) -> usize {
+        match self {
+            Position::Cutting(paper) => paper.pieces().len(),
+            Position::StoneBoxes(boxes) => boxes.boxes().len(),
+            Position::Reclamation(strip) => strip.reclaimed().len(),
+            Position::DiagonalWalk(_) => 1,
+            Position::Tetris(_) => 0,
+            Position::Sum(sum) => sum.components().iter().map(Position::closed_form_items).sum(),
+        }
+    }
+
+    /// The value of the position when it needs no search and little work: its closed forms hold at
+    /// most a thousand or so items, and every searched component of its boards is found by
+    /// `lookup` (a probe of a memo). Also returns how many values `lookup` supplied. `None` when
+    /// a search or more work would be needed.
+    pub fn value_without_search(&self, lookup: &dyn Fn(GameTag, &[u8]) -> Option<u64>) -> Option<(Value, u64)> {
+        fn value(position: &Position, lookup: &dyn Fn(GameTag, &[u8]) -> Option<u64>) -> Option<(Value, u64)> {
             match position {
-                Position::Cutting(paper) => Some(paper.pieces().len()),
-                Position::StoneBoxes(boxes) => Some(boxes.boxes().len()),
-                Position::Reclamation(strip) => Some(strip.reclaimed().len()),
-                Position::DiagonalWalk(_) => Some(1),
-                Position::Tetris(_) => None,
-                Position::Sum(sum) => sum.components().iter().map(items).sum(),
+                Position::Tetris(board) => board
+                    .value_without_search(&|key| lookup(GameTag::Tetris, key))
+                    .map(|(nimber, found)| (Value::Nimber(nimber), found)),
+                Position::Sum(sum) => {
+                    sum.components().iter().try_fold((Value::Nimber(0), 0), |(total, found), part| {
+                        let (part_value, part_found) = value(part, lookup)?;
+                        Some((total.plus(part_value), found + part_found))
+                    })
+                }
+                closed_form => Some((closed_form.value(&mut Solver::in_memory()).ok()?, 0)),
             }
         }
-        items(self).is_some_and(|count| count <= CHEAP_ITEMS)
+        if self.closed_form_items() > CHEAP_ITEMS {
+            return None;
+        }
+        value(self, lookup)
     }
 
     /// Whether the game is already over whatever else is in play: a cutting game holding a 1×1 piece

@@ -345,6 +345,25 @@ struct Reduced {
     asked: Option<(Kind, u32)>,
 }
 
+/// The value of a set of placements if it needs no search: every component is valued by rule or
+/// its value is found by `lookup` (a probe of the memo under the component's key, as
+/// [`Engine::value_of_board`] stores them); `None` as soon as one component would need a search.
+/// Also returns how many values `lookup` supplied.
+pub fn value_without_search(set: Placements, lookup: &dyn Fn(&[u8]) -> Option<u64>) -> Option<(u64, u64)> {
+    let (mut value, mut found) = (0, 0);
+    for part in set.components() {
+        value ^= match part.kind() {
+            Kind::Direct(value) => u64::from(value),
+            // A value no component can have (they are at most 64) is not trusted.
+            kind => {
+                found += 1;
+                lookup(&kind.memo_key()?).filter(|&value| value <= 64)?
+            }
+        };
+    }
+    Some((value, found))
+}
+
 /// One solve: the solver (budget, statistics, memo) and what it has learnt about components.
 ///
 /// The search is the Lemoine–Viennot one: rather than the value of every option, it asks "has

@@ -254,6 +254,16 @@ impl Board {
         None
     }
 
+    /// The board's value if it needs no search: a line board, or one whose every searched
+    /// component `lookup` finds under its memo key (see [`engine::value_without_search`]); also
+    /// how many values `lookup` supplied.
+    pub fn value_without_search(&self, lookup: &dyn Fn(&[u8]) -> Option<u64>) -> Option<(u64, u64)> {
+        match self.line() {
+            Some(line) => Some((line.value(), 0)),
+            None => engine::value_without_search(self.placements(), lookup),
+        }
+    }
+
     /// Components with their values, and the total.
     fn component_values(&self, engine: &mut Engine) -> Result<(Vec<(Placements, u8)>, u64), Interrupted> {
         let mut parts = Vec::new();

@@ -555,3 +555,32 @@ fn thin_long_boards_match_the_brute_force_both_ways_round() {
     assert_eq!(value(&Board::new(&["0".repeat(49)]).unwrap()), 0);
     assert_eq!(value(&Board::new(&vec!["0".to_string(); 49]).unwrap()), 0);
 }
+
+#[test]
+fn boards_whose_components_are_memoized_are_valued_without_search() {
+    let mut rng = SplitMix::new(6);
+    for round in 0..60 {
+        let (height, width) = (4 + index_below(&mut rng, 5), 4 + index_below(&mut rng, 5));
+        let free = random_free(&mut rng, height, width, if round % 3 == 0 { 64 } else { 30 });
+        let board = Board::new(&rows_of(height, width, free)).expect("generated boards are valid");
+        let memo = FakeMemo::default();
+        let lookup = |key: &[u8]| memo.get(GameTag::Tetris, key);
+        let before = board.value_without_search(&lookup);
+        let mut solver = Solver::new(Budget::unlimited(), &memo);
+        let Value::Nimber(expected) = board.value(&mut solver).expect("no deadline") else { unreachable!() };
+        // Before the solve only boards without searched components are known; after it every one is,
+        // with the solve's value, and with one lookup per memoized top-level component.
+        if solver.stats.positions_computed > 0 {
+            assert_eq!(before, None, "{:?}", board.rows());
+        } else if let Some((value, _)) = before {
+            assert_eq!(value, expected);
+        }
+        let (value, found) = board.value_without_search(&lookup).expect("every component is memoized");
+        assert_eq!(value, expected, "{:?}", board.rows());
+        assert!(found <= memo.0.lock().expect("not poisoned").len() as u64);
+    }
+    // A value above any component's bound is not trusted.
+    let board = full(6, 6);
+    let lying = |_: &[u8]| Some(65);
+    assert_eq!(board.value_without_search(&lying), None);
+}
