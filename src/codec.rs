@@ -350,7 +350,8 @@ impl<'a> Fields<'a> {
     /// The field number of a tag, checking it.
     fn tag(&mut self) -> Result<(u32, u8), Malformed> {
         let tag = self.varint()?;
-        let number = u32::try_from(tag >> 3).ok().filter(|&n| (1..1 << 29).contains(&n)).ok_or(Malformed::FieldNumber)?;
+        let number =
+            u32::try_from(tag >> 3).ok().filter(|&n| (1..1 << 29).contains(&n)).ok_or(Malformed::FieldNumber)?;
         Ok((number, (tag & 7) as u8))
     }
 
