@@ -426,6 +426,65 @@ mod tests {
         assert_eq!(code_name(tonic::Code::Ok), "OK");
     }
 
+    /// A solve's job that goes on after its call was cancelled (between two budget checks, say) keeps
+    /// its slot: a queued solve starts only when the job ends.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_expensive_solve_holds_its_slot_until_its_job_ends() {
+        let slots = Arc::new(tokio::sync::Semaphore::new(1));
+        let metrics = Arc::new(Metrics::default());
+        let store = Arc::new(Store::temporary(1024));
+        let service = SolverService::new(EngineConfig {
+            store: store.clone(),
+            max_solve_time: Duration::from_secs(60),
+            table_limit: 1024,
+            expensive_slots: slots.clone(),
+            metrics: metrics.clone(),
+        });
+        let position = || Position::DiagonalWalk(crate::games::diagonal_walk::Walk::new(9, 9, 2, 1, 1).unwrap());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (first_started, first_running) = tokio::sync::oneshot::channel();
+        let (release_first, first_released) = std::sync::mpsc::channel::<()>();
+        let first = tokio::spawn({
+            let service = service.clone();
+            async move {
+                service
+                    .run(position(), false, deadline, move |_, _| {
+                        first_started.send(()).unwrap();
+                        first_released.recv().unwrap();
+                        Ok(())
+                    })
+                    .await
+            }
+        });
+        first_running.await.unwrap();
+        first.abort();
+        assert!(first.await.unwrap_err().is_cancelled());
+        assert_eq!(slots.available_permits(), 0, "the cancelled call's job still runs and keeps the slot");
+
+        let (second_started, mut second_running) = tokio::sync::oneshot::channel();
+        let second = tokio::spawn({
+            let service = service.clone();
+            async move {
+                service
+                    .run(position(), false, deadline, move |_, _| {
+                        second_started.send(()).unwrap();
+                        Ok(())
+                    })
+                    .await
+            }
+        });
+        let waiting = || metrics.render(&store).contains("nimber_expensive_solves_waiting 1");
+        let queued_by = Instant::now() + Duration::from_secs(10);
+        while !waiting() {
+            assert!(Instant::now() < queued_by, "the second solve never queued");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert!(second_running.try_recv().is_err(), "the second solve started while the first job ran");
+        release_first.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), second).await.unwrap().unwrap().unwrap();
+        assert_eq!(slots.available_permits(), 1);
+    }
+
     #[test]
     fn grpc_timeouts_parse() {
         assert_eq!(parse_grpc_timeout("200m"), Some(Duration::from_millis(200)));
