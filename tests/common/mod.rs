@@ -249,3 +249,25 @@ impl tonic::codec::Codec for RawCodec {
         RawDecoder
     }
 }
+
+/// The body of `GET /metrics`.
+pub fn scrape(url: &str) -> String {
+    let address = url.strip_prefix("http://").unwrap().strip_suffix("/metrics").unwrap();
+    let mut socket = std::net::TcpStream::connect(address).unwrap();
+    std::io::Write::write_all(&mut socket, b"GET /metrics HTTP/1.1\r\nHost: nimber\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    std::io::Read::read_to_string(&mut socket, &mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response
+}
+
+/// The value of the sample `name` (with its labels) in a scrape.
+pub fn sample(scraped: &str, name: &str) -> f64 {
+    scraped
+        .lines()
+        .find_map(|line| line.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("{name} missing from\n{scraped}"))
+        .parse()
+        .unwrap()
+}
