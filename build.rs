@@ -10,6 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let descriptors = protox::compile([proto], ["proto"])?;
     let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out_dir.join("nimber_descriptor.bin"), descriptors.encode_to_vec())?;
-    tonic_prost_build::configure().compile_fds(descriptors)?;
+    // Every method decodes through our codec, which checks a request's limits before prost builds it.
+    tonic_prost_build::configure().codec_path("crate::codec::CheckedCodec").compile_fds(descriptors)?;
     Ok(())
 }

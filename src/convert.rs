@@ -4,7 +4,10 @@
 
 use crate::games::analysis::{self, Analysis};
 use crate::games::sum::{self, Sum};
-use crate::games::{cutting, diagonal_walk, reclamation, stone_boxes, tetris, Move, Outcome, Position, Stats, Value};
+use crate::games::{
+    cutting, diagonal_walk, reclamation, stone_boxes, tetris, too_many_items, Move, Outcome, Position, Stats, Value,
+    MAX_ITEMS,
+};
 use crate::proto;
 use proto::position::Game as ProtoGame;
 
@@ -27,13 +30,39 @@ fn invalid(error: impl std::fmt::Display) -> InvalidArgument {
 /// The domain position of a request's `position` field (required).
 pub fn position_from_proto(position: Option<proto::Position>) -> Result<Position, InvalidArgument> {
     let position = position.ok_or_else(|| invalid("position is required"))?;
-    game_from_proto(position, 0)
+    game_from_proto(position, 0, &mut 0)
 }
 
-fn game_from_proto(position: proto::Position, depth: usize) -> Result<Position, InvalidArgument> {
+/// Counts `count` more items of the list `field` against [`MAX_ITEMS`] for the whole request
+/// (`items` so far), naming the first item past the limit.
+fn count_items(items: &mut usize, count: usize, field: &str) -> Result<(), InvalidArgument> {
+    if count > MAX_ITEMS - *items {
+        let index = MAX_ITEMS - *items;
+        return Err(InvalidArgument(too_many_items(format_args!("{field}[{index}]"))));
+    }
+    *items += count;
+    Ok(())
+}
+
+/// The domain position of `position`, a sum's component at nesting `depth` (0 at the top), with
+/// `items` counted so far in the request.
+fn game_from_proto(position: proto::Position, depth: usize, items: &mut usize) -> Result<Position, InvalidArgument> {
     let game = position.game.ok_or_else(|| {
         invalid("position must set one game: cutting, stone_boxes, reclamation, tetris, diagonal_walk or sum")
     })?;
+    match &game {
+        ProtoGame::Cutting(paper) => count_items(items, paper.pieces.len(), "cutting.pieces")?,
+        ProtoGame::StoneBoxes(boxes) => count_items(items, boxes.boxes.len(), "stone_boxes.boxes")?,
+        ProtoGame::Reclamation(strip) => count_items(items, strip.reclaimed.len(), "reclamation.reclaimed")?,
+        ProtoGame::Tetris(board) => count_items(items, board.rows.len(), "tetris.rows")?,
+        ProtoGame::DiagonalWalk(_) => {}
+        ProtoGame::Sum(_) => {
+            if *items >= MAX_ITEMS {
+                return Err(InvalidArgument(too_many_items("sum")));
+            }
+            *items += 1;
+        }
+    }
     Ok(match game {
         ProtoGame::Cutting(paper) => {
             let pieces = paper.pieces.into_iter().map(|p| cutting::Piece { width: p.width, height: p.height });
@@ -75,7 +104,7 @@ fn game_from_proto(position: proto::Position, depth: usize) -> Result<Position, 
                 .into_iter()
                 .enumerate()
                 .map(|(index, component)| {
-                    game_from_proto(component, depth + 1)
+                    game_from_proto(component, depth + 1, items)
                         .map_err(|error| InvalidArgument(format!("sum.components[{index}].{error}")))
                 })
                 .collect::<Result<Vec<_>, _>>()?;

@@ -5,6 +5,7 @@
 //! memoized in the [`cache`]), and the answer is converted back to protobuf.
 
 pub mod cache;
+pub mod codec;
 pub mod convert;
 pub mod games;
 pub mod judge;

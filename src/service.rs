@@ -12,7 +12,8 @@ use tonic::{Request, Response, Status};
 
 use crate::cache::Store;
 use crate::convert::{self, InvalidArgument};
-use crate::games::{analysis, Budget, Game, Interrupted, Position, Solver, Stats};
+use crate::games::analysis::{self, AnalysisError};
+use crate::games::{Budget, Game, Interrupted, Position, Solver, Stats};
 use crate::metrics::{code_name, Metrics};
 use crate::proto;
 
@@ -38,6 +39,9 @@ pub enum ServiceError {
     InvalidArgument(InvalidArgument),
     /// The solve stopped before it had an answer.
     Interrupted(Interrupted),
+    /// The deadline passed during a search over 2×2-placement boards, whose finished components
+    /// are in the store, so a retry continues from there.
+    BoardSearchDeadlineExceeded,
     /// Every slot for expensive solves stayed busy until the deadline.
     Overloaded,
     /// The solve could not run (a bug: the worker panicked or vanished).
@@ -50,18 +54,14 @@ impl From<InvalidArgument> for ServiceError {
     }
 }
 
-impl From<Interrupted> for ServiceError {
-    fn from(error: Interrupted) -> Self {
-        ServiceError::Interrupted(error)
-    }
-}
-
 impl ServiceError {
     /// The status code of this error.
     pub fn code(&self) -> tonic::Code {
         match self {
             ServiceError::InvalidArgument(_) => tonic::Code::InvalidArgument,
-            ServiceError::Interrupted(Interrupted::DeadlineExceeded) => tonic::Code::DeadlineExceeded,
+            ServiceError::Interrupted(Interrupted::DeadlineExceeded) | ServiceError::BoardSearchDeadlineExceeded => {
+                tonic::Code::DeadlineExceeded
+            }
             ServiceError::Interrupted(Interrupted::Cancelled) => tonic::Code::Cancelled,
             ServiceError::Overloaded => tonic::Code::ResourceExhausted,
             ServiceError::Internal(_) => tonic::Code::Internal,
@@ -75,6 +75,9 @@ pub fn to_status(error: ServiceError) -> Status {
     let message = match error {
         ServiceError::InvalidArgument(error) => error.0,
         ServiceError::Interrupted(Interrupted::DeadlineExceeded) => {
+            "the solve did not finish within the deadline (the caller's or --max-solve-ms)".into()
+        }
+        ServiceError::BoardSearchDeadlineExceeded => {
             "the solve did not finish within the deadline; what it computed is cached, so a retry continues from there"
                 .into()
         }
@@ -101,6 +104,39 @@ struct CancelOnDrop(Arc<AtomicBool>);
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How an interrupted solve of `position` is answered: a passed deadline says that a retry continues
+/// where the solve stopped only where that is true, for searches over 2×2-placement boards.
+fn interruption_error(position: &Position) -> impl Fn(Interrupted) -> ServiceError {
+    fn has_board(position: &Position) -> bool {
+        match position {
+            Position::Tetris(_) => true,
+            Position::Sum(sum) => sum.components().iter().any(has_board),
+            _ => false,
+        }
+    }
+    let board = has_board(position);
+    move |interrupted| match interrupted {
+        Interrupted::DeadlineExceeded if board => ServiceError::BoardSearchDeadlineExceeded,
+        other => ServiceError::Interrupted(other),
+    }
+}
+
+/// Counts a call as waiting for an expensive-solve slot while it lives.
+struct Waiting<'a>(&'a Metrics);
+
+impl<'a> Waiting<'a> {
+    fn new(metrics: &'a Metrics) -> Self {
+        metrics.waiting(1);
+        Self(metrics)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.waiting(-1);
     }
 }
 
@@ -142,9 +178,10 @@ impl SolverService {
         Self { engine }
     }
 
-    /// Runs `work` with a solver bound to `deadline` (on the async runtime when `cheap`, otherwise
-    /// on the blocking pool once an expensive-solve slot is free), flushes the memo, and returns
-    /// the result with the solve's statistics and duration.
+    /// Runs `work` with a solver bound to `deadline`: on the async runtime when `cheap` (closed forms,
+    /// which never touch the memo), otherwise on the blocking pool once an expensive-solve slot is
+    /// free, holding the slot until the job ends (even after the call was cancelled or its deadline
+    /// passed) and flushing the memo. Returns the result with the solve's statistics and duration.
     async fn run<T: Send + 'static>(
         &self,
         position: Position,
@@ -154,36 +191,41 @@ impl SolverService {
     ) -> Result<(T, Stats, Duration), ServiceError> {
         let cancelled = Arc::new(AtomicBool::new(false));
         let _cancel_on_drop = CancelOnDrop(cancelled.clone());
+        let interrupted = interruption_error(&position);
         let engine = self.engine.clone();
         let metrics = self.engine.metrics.clone();
-        let job = move || {
+        let job = move |flush: bool| {
             let started = Instant::now();
             let mut solver = Solver::new(Budget::new(Some(deadline), cancelled), &*engine.store);
             solver.table_limit = engine.table_limit;
             let result = work(&position, &mut solver);
-            crate::games::Memo::flush(&*engine.store);
+            if flush {
+                crate::games::Memo::flush(&*engine.store);
+            }
             metrics.record_solve(solver.stats);
             result.map(|answer| (answer, solver.stats, started.elapsed()))
         };
         if cheap {
-            return job().map_err(ServiceError::from);
+            return job(false).map_err(interrupted);
         }
         let permit = self.expensive_slot(deadline).await?;
-        let joined = tokio::task::spawn_blocking(job).await;
-        drop(permit);
+        let joined = tokio::task::spawn_blocking(move || {
+            let _slot = permit;
+            job(true)
+        })
+        .await;
         match joined {
-            Ok(result) => result.map_err(ServiceError::from),
+            Ok(result) => result.map_err(interrupted),
             Err(error) => Err(ServiceError::Internal(format!("the solve failed: {error}"))),
         }
     }
 
-    /// A slot for an expensive solve, waiting for one until `deadline`.
+    /// A slot for an expensive solve, waiting for one until `deadline`; counted as waiting meanwhile,
+    /// also when the call is dropped while it waits.
     async fn expensive_slot(&self, deadline: Instant) -> Result<tokio::sync::OwnedSemaphorePermit, ServiceError> {
-        let metrics = &self.engine.metrics;
-        metrics.waiting(1);
+        let _waiting = Waiting::new(&self.engine.metrics);
         let acquired =
             tokio::time::timeout_at(deadline.into(), self.engine.expensive_slots.clone().acquire_owned()).await;
-        metrics.waiting(-1);
         match acquired {
             Ok(Ok(permit)) => Ok(permit),
             Ok(Err(_closed)) => Err(ServiceError::Internal("the server is shutting down".into())),
@@ -250,9 +292,15 @@ impl SolverService {
         // Analysis evaluates up to thousands of moves: inline only when there are few.
         let cheap = position.is_cheap() && position.move_count() <= CHEAP_ANALYSIS_MOVES;
         let (analysis, stats, elapsed) = self
-            .run(position, cheap, deadline, move |position, solver| analysis::analyze(position, offset, limit, solver))
+            .run(position, cheap, deadline, move |position, solver| {
+                match analysis::analyze(position, offset, limit, solver) {
+                    Ok(analysis) => Ok(Ok(analysis)),
+                    Err(AnalysisError::Interrupted(interrupted)) => Err(interrupted),
+                    Err(error @ AnalysisError::TailTooDeep(_)) => Ok(Err(InvalidArgument(error.to_string()))),
+                }
+            })
             .await?;
-        Ok(convert::analysis_to_proto(&analysis, convert::stats_to_proto(stats, elapsed)))
+        Ok(convert::analysis_to_proto(&analysis?, convert::stats_to_proto(stats, elapsed)))
     }
 
     /// One item of a stream: its answer, or its error in the response.
@@ -337,7 +385,8 @@ impl proto::solver_server::Solver for SolverService {
     type SolveStreamStream = SolveResponses;
 
     /// Items are solved up to [`STREAM_PARALLELISM`] at once and answered in request order; each
-    /// item gets the server's maximum solve time, within the stream's own deadline.
+    /// item gets the server's maximum solve time, within the stream's own deadline. An item that
+    /// cannot be decoded (see [`crate::codec`]) ends the stream with its status.
     async fn solve_stream(
         &self,
         request: Request<tonic::Streaming<proto::SolveRequest>>,
@@ -346,6 +395,12 @@ impl proto::solver_server::Solver for SolverService {
         let service = self.clone();
         let responses = request
             .into_inner()
+            // tonic's stream cannot resume after a decoding error: stop asking it for items.
+            .scan(false, |failed, item| {
+                let next = (!*failed).then_some(item);
+                *failed = next.as_ref().is_some_and(Result::is_err);
+                std::future::ready(next)
+            })
             .map(move |item| {
                 let service = service.clone();
                 async move {
@@ -369,6 +424,65 @@ mod tests {
         assert_eq!(code_name(tonic::Code::InvalidArgument), "INVALID_ARGUMENT");
         assert_eq!(code_name(tonic::Code::DeadlineExceeded), "DEADLINE_EXCEEDED");
         assert_eq!(code_name(tonic::Code::Ok), "OK");
+    }
+
+    /// A solve's job that goes on after its call was cancelled (between two budget checks, say) keeps
+    /// its slot: a queued solve starts only when the job ends.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_expensive_solve_holds_its_slot_until_its_job_ends() {
+        let slots = Arc::new(tokio::sync::Semaphore::new(1));
+        let metrics = Arc::new(Metrics::default());
+        let store = Arc::new(Store::temporary(1024));
+        let service = SolverService::new(EngineConfig {
+            store: store.clone(),
+            max_solve_time: Duration::from_secs(60),
+            table_limit: 1024,
+            expensive_slots: slots.clone(),
+            metrics: metrics.clone(),
+        });
+        let position = || Position::DiagonalWalk(crate::games::diagonal_walk::Walk::new(9, 9, 2, 1, 1).unwrap());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (first_started, first_running) = tokio::sync::oneshot::channel();
+        let (release_first, first_released) = std::sync::mpsc::channel::<()>();
+        let first = tokio::spawn({
+            let service = service.clone();
+            async move {
+                service
+                    .run(position(), false, deadline, move |_, _| {
+                        first_started.send(()).unwrap();
+                        first_released.recv().unwrap();
+                        Ok(())
+                    })
+                    .await
+            }
+        });
+        first_running.await.unwrap();
+        first.abort();
+        assert!(first.await.unwrap_err().is_cancelled());
+        assert_eq!(slots.available_permits(), 0, "the cancelled call's job still runs and keeps the slot");
+
+        let (second_started, mut second_running) = tokio::sync::oneshot::channel();
+        let second = tokio::spawn({
+            let service = service.clone();
+            async move {
+                service
+                    .run(position(), false, deadline, move |_, _| {
+                        second_started.send(()).unwrap();
+                        Ok(())
+                    })
+                    .await
+            }
+        });
+        let waiting = || metrics.render(&store).contains("nimber_expensive_solves_waiting 1");
+        let queued_by = Instant::now() + Duration::from_secs(10);
+        while !waiting() {
+            assert!(Instant::now() < queued_by, "the second solve never queued");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert!(second_running.try_recv().is_err(), "the second solve started while the first job ran");
+        release_first.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), second).await.unwrap().unwrap().unwrap();
+        assert_eq!(slots.available_permits(), 1);
     }
 
     #[test]

@@ -3,10 +3,9 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use common::{solve_request, TestServer};
+use common::{sample, scrape, solve_request, TestServer};
 use nimber::proto::{self, position::Game as P, Outcome};
 use tonic::Code;
 
@@ -106,27 +105,6 @@ async fn concurrent_identical_solves_compute_once() {
         1,
         "one call computes, the others wait: {computing:?}"
     );
-}
-
-/// The body of `GET /metrics`.
-fn scrape(url: &str) -> String {
-    let address = url.strip_prefix("http://").unwrap().strip_suffix("/metrics").unwrap();
-    let mut socket = std::net::TcpStream::connect(address).unwrap();
-    socket.write_all(b"GET /metrics HTTP/1.1\r\nHost: nimber\r\n\r\n").unwrap();
-    let mut response = String::new();
-    socket.read_to_string(&mut response).unwrap();
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    response
-}
-
-/// The value of the sample `name` (with its labels) in a scrape.
-fn sample(scraped: &str, name: &str) -> f64 {
-    scraped
-        .lines()
-        .find_map(|line| line.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
-        .unwrap_or_else(|| panic!("{name} missing from\n{scraped}"))
-        .parse()
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

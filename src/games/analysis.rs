@@ -1,5 +1,11 @@
 //! "What is every move worth?": a position's moves with the values they lead to, winning moves
 //! first, paged, with exact move counts computed without enumeration where the game allows it.
+//!
+//! What a page may cost: a position with at most [`ENUMERATION_LIMIT`] moves is evaluated whole. A
+//! larger one lists its winning moves by construction (each game skips to a page of them directly),
+//! then the others (the tail) in move order, which is walked by evaluating each move in turn; so a
+//! page may start at most [`MAX_TAIL_SKIP`] moves into the tail ([`AnalysisError::TailTooDeep`]
+//! otherwise, checked before the walk). A page starting at or past the last move is empty at once.
 
 use super::{Game, Interrupted, Solver, Value};
 
@@ -10,6 +16,38 @@ pub const MAX_LIMIT: usize = 1000;
 /// Positions with at most this many moves are analyzed by evaluating and sorting every move;
 /// larger ones list winning moves first, then the others in move order.
 pub const ENUMERATION_LIMIT: u128 = 10_000;
+/// The furthest into the non-winning moves of a position with more than [`ENUMERATION_LIMIT`] moves
+/// a page may start: they are listed by evaluating each move in turn, skipped ones included.
+pub const MAX_TAIL_SKIP: u128 = 100_000;
+
+/// Why an analysis has no answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnalysisError {
+    /// The solve stopped before it had an answer.
+    Interrupted(Interrupted),
+    /// The page starts this many moves into the non-winning moves, past [`MAX_TAIL_SKIP`].
+    TailTooDeep(u128),
+}
+
+impl From<Interrupted> for AnalysisError {
+    fn from(error: Interrupted) -> Self {
+        AnalysisError::Interrupted(error)
+    }
+}
+
+impl std::fmt::Display for AnalysisError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnalysisError::Interrupted(Interrupted::DeadlineExceeded) => f.write_str("the deadline passed"),
+            AnalysisError::Interrupted(Interrupted::Cancelled) => f.write_str("the call was cancelled"),
+            AnalysisError::TailTooDeep(skip) => write!(
+                f,
+                "page_token starts {skip} moves into the non-winning moves, which are listed by evaluating each \
+                 in turn; the limit is {MAX_TAIL_SKIP}"
+            ),
+        }
+    }
+}
 
 /// One move and the value of the position it leads to.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,15 +91,22 @@ fn listing_rank(value: Value) -> (u8, u64) {
 }
 
 /// Analyzes `position`: its value, its move counts, and the page of at most `limit` moves that
-/// starts at `offset` in the listing order.
+/// starts at `offset` in the listing order (empty when `offset` is at or past the last move).
 pub fn analyze<G: Game>(
     position: &G,
     offset: u128,
     limit: usize,
     solver: &mut Solver,
-) -> Result<Analysis<G::Move>, Interrupted> {
+) -> Result<Analysis<G::Move>, AnalysisError> {
     let value = position.value(solver)?;
     let total_moves = position.move_count();
+    if offset >= total_moves && total_moves > ENUMERATION_LIMIT {
+        let winning_moves = match value.winning_target() {
+            Some(target) => position.count_moves_to(target, solver)?,
+            None => 0,
+        };
+        return Ok(Analysis { value, total_moves, winning_moves, moves: Vec::new(), next_offset: None });
+    }
     let evaluate = |mv: G::Move, solver: &mut Solver| -> Result<MoveValue<G::Move>, Interrupted> {
         solver.budget.check()?;
         let value = position.play(&mv).value(solver)?;
@@ -79,14 +124,17 @@ pub fn analyze<G: Game>(
             Some(target) => position.count_moves_to(target, solver)?,
             None => 0,
         };
+        // The rest: the non-winning moves in move order, skipping those on earlier pages.
+        let mut skip = offset.saturating_sub(winning);
+        if skip > MAX_TAIL_SKIP {
+            return Err(AnalysisError::TailTooDeep(skip));
+        }
         let mut page = Vec::with_capacity(limit);
         if let (Some(target), true) = (target, offset < winning) {
             for mv in position.moves_to(target, offset, limit, solver)? {
                 page.push(evaluate(mv, solver)?);
             }
         }
-        // The rest: the non-winning moves in move order, skipping those on earlier pages.
-        let mut skip = offset.saturating_sub(winning);
         if page.len() < limit {
             for mv in position.moves() {
                 let move_value = evaluate(mv, solver)?;
@@ -161,5 +209,24 @@ mod tests {
         // The second page continues where the first ended, with no move twice.
         let next = analyze(&boxes, analysis.next_offset.unwrap(), 10, &mut solver).unwrap();
         assert!(next.moves.iter().all(|m| !analysis.moves.contains(m)));
+    }
+
+    #[test]
+    fn pages_past_the_end_are_empty_and_deep_tail_pages_are_refused_before_the_walk() {
+        let piece = Paper::new(vec![Piece { width: u64::MAX, height: u64::MAX }]).unwrap();
+        // No budget: a walk through the tail would not end within the test's lifetime.
+        let mut solver = Solver::in_memory();
+        let first = analyze(&piece, 0, 1, &mut solver).unwrap();
+        let past = analyze(&piece, u128::MAX, 10, &mut solver).unwrap();
+        assert_eq!((past.moves.len(), past.next_offset), (0, None));
+        assert_eq!(
+            (past.value, past.total_moves, past.winning_moves),
+            (first.value, piece.move_count(), first.winning_moves)
+        );
+        let deepest = analyze(&piece, first.winning_moves + MAX_TAIL_SKIP, 1, &mut solver).unwrap();
+        assert_eq!(deepest.moves.len(), 1);
+        assert!(!deepest.moves[0].is_winning());
+        let too_deep = analyze(&piece, first.winning_moves + MAX_TAIL_SKIP + 1, 1, &mut solver);
+        assert_eq!(too_deep.unwrap_err(), AnalysisError::TailTooDeep(MAX_TAIL_SKIP + 1));
     }
 }

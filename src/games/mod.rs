@@ -12,6 +12,21 @@ pub mod stone_boxes;
 pub mod sum;
 pub mod tetris;
 
+/// The most items one request may hold, counted over the whole request however its sums nest: every
+/// piece, box, reclaimed cell, board row and sum. Together with [`sum::MAX_COMPONENTS`] (game
+/// positions, counted over the whole request: the components after flattening) and [`sum::MAX_DEPTH`]
+/// it bounds what building a request's position may cost; the server checks all three while
+/// decoding, before anything is built.
+pub const MAX_ITEMS: usize = 100_000;
+
+/// The message of a request over [`MAX_ITEMS`], with the path of the first item past the limit.
+pub fn too_many_items(path: impl std::fmt::Display) -> String {
+    format!(
+        "{path} is past the limit of {MAX_ITEMS} items (pieces, boxes, reclaimed cells, board rows and sums, \
+         counted over the whole request)"
+    )
+}
+
 /// A position of any game, or a sum of positions.
 #[derive(Clone, Debug)]
 pub enum Position {

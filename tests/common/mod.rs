@@ -192,3 +192,82 @@ pub fn engine_value(position: &nimber::proto::Position) -> nimber::games::Value 
     let domain = nimber::convert::position_from_proto(Some(position.clone())).expect("a valid position");
     domain.value(&mut nimber::games::Solver::in_memory()).expect("no budget")
 }
+
+/// A codec that sends a body as it is and returns the response's raw bytes, so that bodies that do
+/// not decode can reach the server too.
+#[derive(Clone, Copy, Default)]
+pub struct RawCodec;
+
+/// Writes a body as it is.
+pub struct RawEncoder;
+/// Reads a body as it is.
+pub struct RawDecoder;
+
+impl tonic::codec::Encoder for RawEncoder {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+    fn encode(&mut self, item: Vec<u8>, dst: &mut tonic::codec::EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        use bytes_free::put;
+        put(dst, &item);
+        Ok(())
+    }
+}
+
+impl tonic::codec::Decoder for RawDecoder {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+    fn decode(&mut self, src: &mut tonic::codec::DecodeBuf<'_>) -> Result<Option<Vec<u8>>, tonic::Status> {
+        use bytes_free::take_all;
+        Ok(Some(take_all(src)))
+    }
+}
+
+/// `bytes::Buf`/`BufMut` through prost's re-export, so no new crate is needed.
+mod bytes_free {
+    use prost::bytes::{Buf, BufMut};
+
+    pub fn put(dst: &mut impl BufMut, bytes: &[u8]) {
+        dst.put_slice(bytes);
+    }
+
+    pub fn take_all(src: &mut impl Buf) -> Vec<u8> {
+        let mut out = vec![0; src.remaining()];
+        src.copy_to_slice(&mut out);
+        out
+    }
+}
+
+impl tonic::codec::Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawEncoder;
+    type Decoder = RawDecoder;
+    fn encoder(&mut self) -> RawEncoder {
+        RawEncoder
+    }
+    fn decoder(&mut self) -> RawDecoder {
+        RawDecoder
+    }
+}
+
+/// The body of `GET /metrics`.
+pub fn scrape(url: &str) -> String {
+    let address = url.strip_prefix("http://").unwrap().strip_suffix("/metrics").unwrap();
+    let mut socket = std::net::TcpStream::connect(address).unwrap();
+    std::io::Write::write_all(&mut socket, b"GET /metrics HTTP/1.1\r\nHost: nimber\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    std::io::Read::read_to_string(&mut socket, &mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response
+}
+
+/// The value of the sample `name` (with its labels) in a scrape.
+pub fn sample(scraped: &str, name: &str) -> f64 {
+    scraped
+        .lines()
+        .find_map(|line| line.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("{name} missing from\n{scraped}"))
+        .parse()
+        .unwrap()
+}

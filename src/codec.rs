@@ -1,0 +1,491 @@
+//! The gRPC codec of `nimber.v1.Solver` (set in build.rs for every method, SolveStream items included):
+//! prost encoding, and a decoder that checks a request's size limits on its wire form BEFORE prost
+//! builds anything, so that a request over the limits costs a scan of its bytes and nothing more.
+//!
+//! The scan walks the protobuf wire format without allocating. It knows the field numbers of
+//! `Position`, `Sum` and the lists that hold a game's items (`Cutting.pieces`, `StoneBoxes.boxes`,
+//! `Reclamation.reclaimed`, `Tetris.rows`), skips every other field, and counts over the whole request:
+//! - items (every piece, box, reclaimed cell, board row and sum) against [`MAX_ITEMS`],
+//! - game positions (the components after flattening) against [`sum::MAX_COMPONENTS`],
+//! - the nesting of sums against [`sum::MAX_DEPTH`].
+//!
+//! These are the limits [`crate::convert`] enforces on a decoded message too, with the same messages.
+//! A request over one of them, or a body that is not a valid protobuf message of the request type,
+//! is answered `INVALID_ARGUMENT` naming the field and the limit. In SolveStream each item is one
+//! request; an item rejected here ends the stream with that status (tonic cannot resume a stream
+//! after its decoder failed), while an item that decodes but is invalid gets its per-item error.
+//!
+//! What tonic still answers itself, before this decoder runs: a message over `--max-message-bytes`
+//! (`OUT_OF_RANGE`, rewritten to `RESOURCE_EXHAUSTED` by the server), a compressed-flag without a
+//! `grpc-encoding`, an invalid compressed-flag, a body that ends inside a message, or a decompression
+//! failure (`INTERNAL`, as the gRPC spec asks), and an unsupported `grpc-encoding` (`UNIMPLEMENTED`).
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use prost::bytes::Buf;
+use prost::Message;
+use tonic::codec::{Codec, DecodeBuf, Decoder};
+use tonic::{Code, Status};
+
+use crate::convert::InvalidArgument;
+use crate::games::{sum, too_many_items, MAX_ITEMS};
+use crate::proto;
+
+/// A message this codec decodes: the service's requests, checked before decoding, and (in the
+/// generated client) its responses, decoded as prost does.
+pub trait Checked: Message + Default {
+    /// The message's protobuf name, for error messages.
+    const NAME: &'static str;
+    /// The status code of a body that does not decode: `INVALID_ARGUMENT` for a request (the
+    /// client's mistake), `INTERNAL` for a response (the server's).
+    const UNDECODABLE: Code;
+
+    /// Checks the encoded message's limits; `Ok` for messages that have none.
+    fn check(_body: &[u8]) -> Result<(), InvalidArgument> {
+        Ok(())
+    }
+}
+
+macro_rules! request {
+    ($message:ty, $name:literal) => {
+        impl Checked for $message {
+            const NAME: &'static str = $name;
+            const UNDECODABLE: Code = Code::InvalidArgument;
+            fn check(body: &[u8]) -> Result<(), InvalidArgument> {
+                check_request(body, $name)
+            }
+        }
+    };
+}
+
+macro_rules! response {
+    ($message:ty, $name:literal) => {
+        impl Checked for $message {
+            const NAME: &'static str = $name;
+            const UNDECODABLE: Code = Code::Internal;
+        }
+    };
+}
+
+request!(proto::SolveRequest, "nimber.v1.SolveRequest");
+request!(proto::BestMoveRequest, "nimber.v1.BestMoveRequest");
+request!(proto::AnalyzeRequest, "nimber.v1.AnalyzeRequest");
+response!(proto::SolveResponse, "nimber.v1.SolveResponse");
+response!(proto::BestMoveResponse, "nimber.v1.BestMoveResponse");
+response!(proto::AnalyzeResponse, "nimber.v1.AnalyzeResponse");
+
+/// The codec: prost's encoder, and [`CheckedDecoder`].
+#[derive(Debug, Clone)]
+pub struct CheckedCodec<T, U>(PhantomData<(T, U)>);
+
+impl<T, U> Default for CheckedCodec<T, U> {
+    fn default() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<T, U> Codec for CheckedCodec<T, U>
+where
+    T: Message + Send + 'static,
+    U: Checked + Send + 'static,
+{
+    type Encode = T;
+    type Decode = U;
+    type Encoder = tonic_prost::ProstEncoder<T>;
+    type Decoder = CheckedDecoder<U>;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        tonic_prost::ProstEncoder::default()
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        CheckedDecoder(PhantomData)
+    }
+}
+
+/// Checks a message's limits on its wire form, then decodes it with prost.
+#[derive(Debug)]
+pub struct CheckedDecoder<U>(PhantomData<U>);
+
+impl<U: Checked> Decoder for CheckedDecoder<U> {
+    type Item = U;
+    type Error = Status;
+
+    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<U>, Status> {
+        let decoded = if buf.chunk().len() == buf.remaining() {
+            U::check(buf.chunk()).map_err(rejected)?;
+            U::decode(buf)
+        } else {
+            // Not contiguous (tonic's buffers always are): check a copy.
+            let body = buf.copy_to_bytes(buf.remaining());
+            U::check(&body).map_err(rejected)?;
+            U::decode(body)
+        };
+        decoded.map(Some).map_err(|error| {
+            let status = Status::new(U::UNDECODABLE, format!("the body is not a valid {}: {error}", U::NAME));
+            tracing::debug!(message = status.message(), "undecodable message");
+            status
+        })
+    }
+}
+
+fn rejected(error: InvalidArgument) -> Status {
+    tracing::debug!(message = %error, "request rejected while decoding");
+    Status::invalid_argument(error.0)
+}
+
+/// Checks an encoded request (field 1 is its `position` in every request type) against the limits.
+fn check_request(body: &[u8], name: &str) -> Result<(), InvalidArgument> {
+    let malformed = |error: Malformed| InvalidArgument(format!("the body is not a valid {name}: {error}"));
+    let mut scan = Scan { items: 0, components: 0, path: [0; sum::MAX_DEPTH] };
+    for field in Fields::new(body) {
+        if let (1, Wire::Bytes(position)) = field.map_err(malformed)? {
+            scan.position(position, 0).map_err(|error| error.into_invalid(malformed))?;
+        }
+    }
+    if scan.components > sum::MAX_COMPONENTS {
+        return Err(InvalidArgument(sum::SumError::TooManyComponents(scan.components).to_string()));
+    }
+    Ok(())
+}
+
+/// Why a scan stopped.
+enum ScanError {
+    /// The bytes are not protobuf.
+    Malformed(Malformed),
+    /// A limit is exceeded (the message names it).
+    Limit(String),
+}
+
+impl ScanError {
+    fn into_invalid(self, malformed: impl Fn(Malformed) -> InvalidArgument) -> InvalidArgument {
+        match self {
+            ScanError::Malformed(error) => malformed(error),
+            ScanError::Limit(message) => InvalidArgument(message),
+        }
+    }
+}
+
+impl From<Malformed> for ScanError {
+    fn from(error: Malformed) -> Self {
+        ScanError::Malformed(error)
+    }
+}
+
+/// The counts of a scan so far, and where it is: `path[d]` is the index of the component being
+/// scanned in the sum at nesting `d`.
+struct Scan {
+    items: usize,
+    components: usize,
+    path: [usize; sum::MAX_DEPTH],
+}
+
+/// The field path of an item: `sum.components[i].` for each enclosing sum, then the field and index.
+struct ItemPath<'a> {
+    sums: &'a [usize],
+    field: &'a str,
+    index: Option<usize>,
+}
+
+impl fmt::Display for ItemPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for index in self.sums {
+            write!(f, "sum.components[{index}].")?;
+        }
+        f.write_str(self.field)?;
+        match self.index {
+            Some(index) => write!(f, "[{index}]"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Scan {
+    /// Scans a `Position` at nesting `depth` (the number of enclosing sums).
+    fn position(&mut self, bytes: &[u8], depth: usize) -> Result<(), ScanError> {
+        let mut has_sum = false;
+        let mut is_game = false;
+        for field in Fields::new(bytes) {
+            let (number, wire) = field?;
+            let Wire::Bytes(game) = wire else { continue };
+            let list = match number {
+                1 => Some((1, "cutting.pieces")),
+                2 => Some((1, "stone_boxes.boxes")),
+                3 => Some((2, "reclamation.reclaimed")),
+                4 => Some((1, "tetris.rows")),
+                5 => None,
+                6 => {
+                    self.sum(game, depth)?;
+                    has_sum = true;
+                    continue;
+                }
+                _ => continue,
+            };
+            is_game = true;
+            if let Some((list_field, name)) = list {
+                self.list(game, list_field, depth, name)?;
+            }
+        }
+        // A position with no game costs as much as a game, so counts as one (and is rejected later).
+        if is_game || !has_sum {
+            self.components += 1;
+        }
+        Ok(())
+    }
+
+    /// Counts one item, naming it by `field` (and `index`) if it is past the limit.
+    fn item(&mut self, depth: usize, field: &str, index: Option<usize>) -> Result<(), ScanError> {
+        if self.items >= MAX_ITEMS {
+            let path = ItemPath { sums: &self.path[..depth], field, index };
+            return Err(ScanError::Limit(too_many_items(path)));
+        }
+        self.items += 1;
+        Ok(())
+    }
+
+    /// Counts the occurrences of the list field `list_field` of a game message as items.
+    fn list(&mut self, bytes: &[u8], list_field: u32, depth: usize, name: &str) -> Result<(), ScanError> {
+        let mut index = 0;
+        for field in Fields::new(bytes) {
+            let (number, wire) = field?;
+            if number == list_field && matches!(wire, Wire::Bytes(_)) {
+                self.item(depth, name, Some(index))?;
+                index += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Scans a `Sum` at nesting `depth`: one item, and its components one level deeper.
+    fn sum(&mut self, bytes: &[u8], depth: usize) -> Result<(), ScanError> {
+        self.item(depth, "sum", None)?;
+        if depth >= sum::MAX_DEPTH {
+            let path = ItemPath { sums: &self.path[..depth], field: "", index: None };
+            return Err(ScanError::Limit(format!("{path}{}", sum::SumError::TooDeep)));
+        }
+        let mut index = 0;
+        for field in Fields::new(bytes) {
+            if let (1, Wire::Bytes(component)) = field? {
+                self.path[depth] = index;
+                self.position(component, depth + 1)?;
+                index += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why bytes are not protobuf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Malformed {
+    /// A varint runs past the end or past 10 bytes.
+    Varint,
+    /// A field number of 0, or past 2^29-1.
+    FieldNumber,
+    /// Wire type 6 or 7, or an end-group with no start.
+    WireType,
+    /// A length-delimited or fixed-size field runs past the end.
+    Length,
+    /// A group with no end.
+    Group,
+}
+
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Malformed::Varint => "a varint is truncated or too long",
+            Malformed::FieldNumber => "a field number is out of range",
+            Malformed::WireType => "a wire type is invalid",
+            Malformed::Length => "a field runs past the end of its message",
+            Malformed::Group => "a group is not closed",
+        })
+    }
+}
+
+/// The payload of one field, as far as the scan cares.
+enum Wire<'a> {
+    /// A length-delimited field's bytes.
+    Bytes(&'a [u8]),
+    /// Any other field (varint, fixed, group).
+    Other,
+}
+
+/// The fields of an encoded message in order: (field number, payload).
+struct Fields<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    failed: bool,
+}
+
+impl<'a> Fields<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes, at: 0, failed: false }
+    }
+
+    fn varint(&mut self) -> Result<u64, Malformed> {
+        let mut value = 0u64;
+        for shift in 0..10 {
+            let byte = *self.bytes.get(self.at).ok_or(Malformed::Varint)?;
+            self.at += 1;
+            if shift == 9 && byte > 1 {
+                return Err(Malformed::Varint);
+            }
+            value |= u64::from(byte & 0x7f) << (shift * 7);
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(Malformed::Varint)
+    }
+
+    fn skip(&mut self, count: u64) -> Result<&'a [u8], Malformed> {
+        let count = usize::try_from(count).map_err(|_| Malformed::Length)?;
+        let end = self.at.checked_add(count).filter(|&end| end <= self.bytes.len()).ok_or(Malformed::Length)?;
+        let bytes = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(bytes)
+    }
+
+    /// The field number of a tag, checking it.
+    fn tag(&mut self) -> Result<(u32, u8), Malformed> {
+        let tag = self.varint()?;
+        let number =
+            u32::try_from(tag >> 3).ok().filter(|&n| (1..1 << 29).contains(&n)).ok_or(Malformed::FieldNumber)?;
+        Ok((number, (tag & 7) as u8))
+    }
+
+    /// Skips the rest of a group, nested groups included.
+    fn skip_group(&mut self) -> Result<(), Malformed> {
+        let mut open = 1usize;
+        while open > 0 {
+            if self.at >= self.bytes.len() {
+                return Err(Malformed::Group);
+            }
+            let (_, wire_type) = self.tag()?;
+            match wire_type {
+                3 => open += 1,
+                4 => open -= 1,
+                other => self.payload(other)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Skips the payload of a non-group field of `wire_type`.
+    fn payload(&mut self, wire_type: u8) -> Result<(), Malformed> {
+        match wire_type {
+            0 => self.varint().map(drop),
+            1 => self.skip(8).map(drop),
+            2 => {
+                let length = self.varint()?;
+                self.skip(length).map(drop)
+            }
+            5 => self.skip(4).map(drop),
+            _ => Err(Malformed::WireType),
+        }
+    }
+
+    fn field(&mut self) -> Result<(u32, Wire<'a>), Malformed> {
+        let (number, wire_type) = self.tag()?;
+        let wire = match wire_type {
+            2 => {
+                let length = self.varint()?;
+                Wire::Bytes(self.skip(length)?)
+            }
+            3 => {
+                self.skip_group()?;
+                Wire::Other
+            }
+            other => {
+                self.payload(other)?;
+                Wire::Other
+            }
+        };
+        Ok((number, wire))
+    }
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = Result<(u32, Wire<'a>), Malformed>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.at >= self.bytes.len() {
+            return None;
+        }
+        let field = self.field();
+        self.failed = field.is_err();
+        Some(field)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::position_from_proto;
+    use proto::position::Game as P;
+
+    fn cutting(pieces: usize) -> proto::Position {
+        proto::Position {
+            game: Some(P::Cutting(proto::Cutting { pieces: vec![proto::Piece { width: 2, height: 2 }; pieces] })),
+        }
+    }
+
+    fn sum(components: Vec<proto::Position>) -> proto::Position {
+        proto::Position { game: Some(P::Sum(proto::Sum { components })) }
+    }
+
+    fn nested(depth: usize) -> proto::Position {
+        (0..depth).fold(cutting(1), |inner, _| sum(vec![inner]))
+    }
+
+    /// The scan's verdict and the convert layer's agree, with the same message.
+    fn both(position: proto::Position) -> (Result<(), String>, Result<(), String>) {
+        let body = proto::SolveRequest { position: Some(position.clone()), id: "x".into() }.encode_to_vec();
+        let scanned = proto::SolveRequest::check(&body).map_err(|error| error.0);
+        let converted = position_from_proto(Some(position)).map(drop).map_err(|error| error.0);
+        (scanned, converted)
+    }
+
+    #[test]
+    fn items_count_over_the_whole_request() {
+        let (scanned, converted) = both(cutting(MAX_ITEMS));
+        assert_eq!((scanned, converted), (Ok(()), Ok(())));
+        let (scanned, converted) = both(cutting(MAX_ITEMS + 1));
+        let expected = too_many_items("cutting.pieces[100000]");
+        assert_eq!((scanned, converted), (Err(expected.clone()), Err(expected)));
+        // Two games of half the limit each fill it; one item more is one too many, wherever it is.
+        let half = MAX_ITEMS / 2 - 1;
+        let (scanned, converted) = both(sum(vec![cutting(half), cutting(half)]));
+        assert_eq!((scanned, converted), (Ok(()), Ok(())));
+        let (scanned, converted) = both(sum(vec![cutting(half), sum(vec![cutting(half + 1)])]));
+        let expected = too_many_items(format!("sum.components[1].sum.components[0].cutting.pieces[{half}]"));
+        assert_eq!((scanned, converted), (Err(expected.clone()), Err(expected)));
+    }
+
+    #[test]
+    fn depth_and_components_have_the_domain_limits() {
+        assert_eq!(both(nested(sum::MAX_DEPTH)), (Ok(()), Ok(())));
+        let (scanned, converted) = both(nested(sum::MAX_DEPTH + 1));
+        let expected = format!("{}{}", "sum.components[0].".repeat(sum::MAX_DEPTH), sum::SumError::TooDeep);
+        assert_eq!((scanned, converted), (Err(expected.clone()), Err(expected)));
+        let components = |count| sum((0..count).map(|_| cutting(1)).collect());
+        assert_eq!(both(components(sum::MAX_COMPONENTS)), (Ok(()), Ok(())));
+        let expected = sum::SumError::TooManyComponents(sum::MAX_COMPONENTS + 1).to_string();
+        let split = sum(vec![components(sum::MAX_COMPONENTS / 2), components(sum::MAX_COMPONENTS / 2 + 1)]);
+        assert_eq!(both(split), (Err(expected.clone()), Err(expected)));
+    }
+
+    #[test]
+    fn malformed_bodies_are_invalid_and_valid_ones_with_unknown_fields_pass() {
+        for body in [&[0x0a, 0x05, 0x32][..], &[0x08], &[0x00], &[0x0f], &[0x0b, 0x08, 0x01], &[0x0c]] {
+            let error = proto::SolveRequest::check(body).unwrap_err();
+            assert!(error.0.starts_with("the body is not a valid nimber.v1.SolveRequest"), "{error}");
+        }
+        // Unknown varint, fixed64, fixed32 fields and a group, then a position.
+        let mut body = vec![0x78, 0x96, 0x01, 0x79, 0, 0, 0, 0, 0, 0, 0, 0, 0x7d, 0, 0, 0, 0, 0x7b, 0x08, 0x01, 0x7c];
+        body.extend(proto::SolveRequest { position: Some(cutting(3)), id: String::new() }.encode_to_vec());
+        assert_eq!(proto::SolveRequest::check(&body), Ok(()));
+        assert_eq!(proto::SolveRequest::decode(body.as_slice()).unwrap().position, Some(cutting(3)));
+    }
+}

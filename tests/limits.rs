@@ -1,0 +1,232 @@
+//! Request limits and expensive-solve slots through the real server: oversized requests are rejected
+//! while decoding, before anything is built; undecodable bodies are INVALID_ARGUMENT; Analyze pages
+//! that would walk a huge position answer at once; the waiting-solves gauge and the slots stay exact.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{engine_value, sample, scrape, solve_request, RawCodec, TestServer};
+use nimber::games::{sum, MAX_ITEMS};
+use nimber::proto::{self, position::Game as P};
+use prost::encoding::encode_varint;
+use tonic::Code;
+
+fn cutting(pieces: usize) -> proto::Position {
+    proto::Position {
+        game: Some(P::Cutting(proto::Cutting { pieces: vec![proto::Piece { width: 2, height: 3 }; pieces] })),
+    }
+}
+
+fn sum_of(components: Vec<proto::Position>) -> proto::Position {
+    proto::Position { game: Some(P::Sum(proto::Sum { components })) }
+}
+
+fn full_board(size: usize) -> proto::Position {
+    proto::Position { game: Some(P::Tetris(proto::Tetris { rows: vec!["0".repeat(size); size] })) }
+}
+
+fn with_timeout<T>(message: T, timeout: Duration) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.set_timeout(timeout);
+    request
+}
+
+/// `payload` as field 1 or 6 (`tag` is the whole key byte) of a message, length-delimited.
+fn field(tag: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = vec![tag];
+    encode_varint(payload.len() as u64, &mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The encoded SolveRequest of a sum of `sums` sums of `boards` one-cell boards each, built as
+/// bytes (building it as messages would cost the test what it costs the server to decode).
+fn nested_sum_body(sums: usize, boards: usize) -> Vec<u8> {
+    use prost::Message;
+    let board = proto::Position { game: Some(P::Tetris(proto::Tetris { rows: vec!["0".into()] })) }.encode_to_vec();
+    let component = field(0x0a, &board);
+    let inner_sum = field(0x32, &component.repeat(boards));
+    let outer_sum = field(0x32, &field(0x0a, &inner_sum).repeat(sums));
+    field(0x0a, &outer_sum)
+}
+
+/// A raw unary call of `method` with `body`, as it is.
+async fn raw_call(server: &TestServer, method: &'static str, body: Vec<u8>) -> Result<Vec<u8>, tonic::Status> {
+    let mut raw = tonic::client::Grpc::new(server.channel().await);
+    raw.ready().await.expect("the channel is ready");
+    let path = tonic::codegen::http::uri::PathAndQuery::from_static(method);
+    raw.unary(tonic::Request::new(body), path, RawCodec).await.map(tonic::Response::into_inner)
+}
+
+/// The peak resident set size of a process so far, in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the server's /proc entry");
+    let line = status.lines().find(|line| line.starts_with("VmHWM:")).expect("a VmHWM line");
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+/// The request: 16.8 MB, a sum of 240 sums of 10 000 one-cell boards. It cost 5.3 s and
+/// 1.54 GB of RSS before it was rejected; the decoder now rejects it having built nothing, so the
+/// server's peak RSS grows by about the body it buffered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_nested_sum_is_rejected_while_decoding_without_building_it() {
+    let server = TestServer::start_with(&["--max-message-bytes", "33554432"]);
+    let body = nested_sum_body(240, 10_000);
+    assert!(body.len() > 16_000_000, "{} bytes", body.len());
+    let before = peak_rss(server.pid());
+    let started = Instant::now();
+    let status = raw_call(&server, "/nimber.v1.Solver/Solve", body).await.unwrap_err();
+    let took = started.elapsed();
+    let grown = peak_rss(server.pid()).saturating_sub(before);
+    eprintln!("rejected in {took:?}; peak RSS grew by {} MB", grown >> 20);
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    // Items: the outer sum, then per inner sum itself and its 10 000 rows; the 10th inner sum overflows.
+    let before_tenth_rows = 1 + 9 * 10_001 + 1;
+    let limit = format!(
+        "sum.components[9].sum.components[{}].tetris.rows[0] is past the limit of {MAX_ITEMS} items",
+        MAX_ITEMS - before_tenth_rows
+    );
+    assert!(status.message().starts_with(&limit), "{:?}", status.message());
+    assert!(grown < 200 << 20, "the server's peak RSS grew by {} MB", grown >> 20);
+    assert!(took < Duration::from_secs(10), "rejected after {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undecodable_bodies_are_invalid_argument_naming_the_message() {
+    let server = TestServer::start();
+    for (method, name) in [
+        ("/nimber.v1.Solver/Solve", "nimber.v1.SolveRequest"),
+        ("/nimber.v1.Solver/BestMove", "nimber.v1.BestMoveRequest"),
+        ("/nimber.v1.Solver/Analyze", "nimber.v1.AnalyzeRequest"),
+    ] {
+        // A position whose length runs past the end; a string that is not UTF-8 (prost's own check).
+        for body in [vec![0x0a, 0x05, 0x32], vec![0x0a, 0x05, 0x22, 0x03, 0x0a, 0x01, 0xff]] {
+            let status = raw_call(&server, method, body).await.unwrap_err();
+            assert_eq!(status.code(), Code::InvalidArgument, "{method}: {status:?}");
+            assert!(status.message().starts_with(&format!("the body is not a valid {name}")), "{status:?}");
+        }
+    }
+}
+
+/// A sum nested as deep as allowed, holding as many components and items as allowed, is answered
+/// (exactly); one item more is rejected naming the item and the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_at_every_limit_is_answered_and_one_item_more_is_rejected() {
+    let server = TestServer::start();
+    let mut client = server.client().await;
+    let at_limits = |extra_piece: usize| {
+        let sums = sum::MAX_DEPTH; // the top sum and MAX_DEPTH - 1 nested in it, each counting as an item
+        let games = sum::MAX_COMPONENTS - 1;
+        let pieces_each = 9;
+        let innermost = MAX_ITEMS - sums - games * pieces_each + extra_piece;
+        let deepest = (1..sums).fold(cutting(innermost), |inner, _| sum_of(vec![inner]));
+        let mut components: Vec<_> = (0..games).map(|_| cutting(pieces_each)).collect();
+        components.push(deepest);
+        sum_of(components)
+    };
+    let position = at_limits(0);
+    let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
+    assert_eq!(answer.grundy, engine_value(&position).nimber());
+
+    let status = client.solve(solve_request(at_limits(1))).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    let deepest = format!("{}cutting.pieces[", "sum.components[0].".repeat(sum::MAX_DEPTH - 1));
+    assert!(
+        status.message().starts_with(&format!("sum.components[{}].{deepest}", sum::MAX_COMPONENTS - 1)),
+        "{status:?}"
+    );
+    assert!(status.message().contains(&format!("the limit of {MAX_ITEMS} items")), "{status:?}");
+}
+
+/// The decoder checks each item of a stream: one over the limits ends the stream with its status,
+/// after the answers to the items before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_item_over_the_limits_ends_the_stream_after_the_answers_before_it() {
+    let server = TestServer::start();
+    let mut client = server.client().await;
+    let item = |id: &str, pieces| proto::SolveRequest { position: Some(cutting(pieces)), id: id.into() };
+    let requests = vec![item("a", 1), item("b", 2), item("huge", MAX_ITEMS + 1), item("c", 1)];
+    let mut responses = client.solve_stream(tokio_stream::iter(requests)).await.unwrap().into_inner();
+    let mut answered = Vec::new();
+    let status = loop {
+        match responses.message().await {
+            Ok(Some(response)) => answered.push(response.id),
+            Ok(None) => panic!("the stream ended without an error after {answered:?}"),
+            Err(status) => break status,
+        }
+    };
+    assert_eq!(answered, ["a", "b"]);
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains(&format!("cutting.pieces[{MAX_ITEMS}]")), "{status:?}");
+}
+
+/// With one slot, held by a long solve: the call queued behind it goes away, and the gauge of
+/// waiting solves comes back to 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_call_that_goes_away_is_no_longer_counted_as_waiting() {
+    let server = TestServer::start_with(&["--max-expensive-solves", "1", "--metrics-listen", "127.0.0.1:0"]);
+    let url = server.metrics_url.clone().expect("the metrics address");
+    let waiting = || sample(&scrape(&url), "nimber_expensive_solves_waiting");
+    let mut busy_client = server.client().await;
+    let busy = tokio::spawn(async move {
+        busy_client.solve(with_timeout(solve_request(full_board(14)), Duration::from_secs(60))).await
+    });
+    // The long solve holds the slot once a probe that needs it gives up.
+    let mut client = server.client().await;
+    let holding_by = Instant::now() + Duration::from_secs(20);
+    loop {
+        let probe = client.solve(with_timeout(solve_request(full_board(6)), Duration::from_millis(300))).await;
+        if probe.is_err_and(|status| status.code() == Code::ResourceExhausted) {
+            break;
+        }
+        assert!(Instant::now() < holding_by, "the long solve never held the slot");
+    }
+    let queued = tokio::spawn(async move { client.solve(solve_request(full_board(13))).await });
+    let polled_by = Instant::now() + Duration::from_secs(20);
+    while waiting() != 1.0 {
+        assert!(Instant::now() < polled_by, "the second call never queued");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    queued.abort();
+    while waiting() != 0.0 {
+        assert!(Instant::now() < polled_by + Duration::from_secs(10), "the call that went away is still counted");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    busy.abort();
+}
+
+/// The two 78-byte requests: a page 10^15 moves into a 10^18-row strip, and a page at
+/// offset u128::MAX of a u64×u64 piece. They burned the whole deadline holding the only slot; now
+/// one is refused and the other is empty at once, and a solve sent with them gets the slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_pages_past_the_end_or_deep_in_the_tail_answer_at_once() {
+    let server = TestServer::start_with(&["--max-expensive-solves", "1"]);
+    let strip = proto::Position {
+        game: Some(P::Reclamation(proto::Reclamation { rows: 1_000_000_000_000_000_000, reclaimed: vec![] })),
+    };
+    let piece = proto::Position {
+        game: Some(P::Cutting(proto::Cutting { pieces: vec![proto::Piece { width: u64::MAX, height: u64::MAX }] })),
+    };
+    let analyze = |position: proto::Position, offset: u128| {
+        let server_url = server.url.clone();
+        tokio::spawn(async move {
+            let mut client = proto::solver_client::SolverClient::connect(server_url).await.unwrap();
+            let request =
+                proto::AnalyzeRequest { position: Some(position), limit: 10, page_token: format!("offset:{offset}") };
+            client.analyze(with_timeout(request, Duration::from_secs(30))).await
+        })
+    };
+    let deep = analyze(strip, 1_000_000_000_000_000);
+    let past = analyze(piece, u128::MAX);
+    let mut client = server.client().await;
+    let solved = client.solve(with_timeout(solve_request(full_board(8)), Duration::from_secs(20))).await;
+    assert!(solved.is_ok(), "{solved:?}");
+
+    let status = deep.await.unwrap().unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("page_token") && status.message().contains("100000"), "{status:?}");
+    let page = past.await.unwrap().unwrap().into_inner();
+    assert!(page.moves.is_empty() && page.next_page_token.is_empty(), "{page:?}");
+    assert!(page.total_moves_exact.parse::<u128>().unwrap() > u128::from(u64::MAX), "{page:?}");
+}
