@@ -67,6 +67,23 @@ impl TokenBucket {
     }
 }
 
+/// Says how many per-request lines were suppressed, if any, every `period` (so that a flood that
+/// stops is still reported); runs until dropped.
+pub async fn report_suppressed_every(period: std::time::Duration) {
+    let mut ticks = tokio::time::interval(period);
+    loop {
+        ticks.tick().await;
+        let suppressed = lock(&REQUEST_LINE_BUCKET).as_mut().map_or(0, |bucket| std::mem::take(&mut bucket.suppressed));
+        report_suppressed(suppressed);
+    }
+}
+
+fn report_suppressed(suppressed: u64) {
+    if suppressed > 0 {
+        tracing::warn!(suppressed, "{suppressed} similar lines suppressed (--log-lines-per-second)");
+    }
+}
+
 /// Whether one more per-request line may be written now; when lines were suppressed before it,
 /// says how many in a line of its own first.
 fn request_line_allowed() -> bool {
@@ -78,9 +95,7 @@ fn request_line_allowed() -> bool {
     let (allowed, suppressed) = lock(&REQUEST_LINE_BUCKET)
         .get_or_insert_with(|| TokenBucket { tokens: f64::from(rate), refilled: now, suppressed: 0 })
         .take(now, f64::from(rate));
-    if suppressed > 0 {
-        tracing::warn!(suppressed, "{suppressed} similar lines suppressed (--log-lines-per-second)");
-    }
+    report_suppressed(suppressed);
     allowed
 }
 

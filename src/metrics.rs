@@ -55,6 +55,12 @@ struct CodeLabel {
     code: &'static str,
 }
 
+/// The label of the listener a connection came in on: `grpc` or `metrics`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ListenerLabel {
+    listener: &'static str,
+}
+
 /// The label of why a connection was closed by the server.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabel {
@@ -75,7 +81,7 @@ pub struct Metrics {
     cache_hits: Counter,
     cache_misses: Counter,
     solves_waiting: Gauge,
-    connections_open: Gauge,
+    connections_open: Family<ListenerLabel, Gauge>,
     connections_timed_out: Family<ReasonLabel, Counter>,
     accept_errors: Counter,
 }
@@ -99,7 +105,7 @@ impl Metrics {
             cache_hits: Counter::default(),
             cache_misses: Counter::default(),
             solves_waiting: Gauge::default(),
-            connections_open: Gauge::default(),
+            connections_open: Family::default(),
             connections_timed_out: Family::default(),
             accept_errors: Counter::default(),
         };
@@ -141,7 +147,7 @@ impl Metrics {
         );
         registry.register(
             "nimber_connections_open",
-            "gRPC and metrics connections open",
+            "Connections open, by listener (grpc or metrics)",
             metrics.connections_open.clone(),
         );
         registry.register(
@@ -183,14 +189,14 @@ impl Metrics {
         self.solves_waiting.inc_by(delta);
     }
 
-    /// Counts an accepted connection.
-    pub fn connection_opened(&self) {
-        self.connections_open.inc();
+    /// Counts a connection accepted on `listener` (`grpc` or `metrics`).
+    pub fn connection_opened(&self, listener: &'static str) {
+        self.connections_open.get_or_create(&ListenerLabel { listener }).inc();
     }
 
-    /// Counts a closed connection.
-    pub fn connection_closed(&self) {
-        self.connections_open.dec();
+    /// Counts a connection on `listener` closed.
+    pub fn connection_closed(&self, listener: &'static str) {
+        self.connections_open.get_or_create(&ListenerLabel { listener }).dec();
     }
 
     /// Counts a connection closed for `reason` (`handshake` or `idle`).
@@ -285,6 +291,7 @@ pub fn code_name(code: tonic::Code) -> &'static str {
 pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>) {
     use futures_util::StreamExt;
     let config = AcceptConfig {
+        listener: "metrics",
         max_connections: MAX_METRICS_CONNECTIONS,
         handshake_bytes: 0,
         handshake_timeout: None,

@@ -131,6 +131,7 @@ impl Server {
             expensive_slots: Arc::new(tokio::sync::Semaphore::new(self.config.max_expensive_solves)),
             metrics: metrics.clone(),
         };
+        let suppressed_lines_task = tokio::spawn(crate::logging::report_suppressed_every(Duration::from_secs(1)));
         let metrics_task =
             self.metrics_listener.map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics.clone())));
         let solver = proto::solver_server::SolverServer::new(SolverService::new(engine))
@@ -152,6 +153,7 @@ impl Server {
         let signalled = stopping.clone();
         let config = &self.config;
         let accept = AcceptConfig {
+            listener: "grpc",
             max_connections: config.max_connections,
             handshake_bytes: transport::HTTP2_PREFACE_BYTES,
             handshake_timeout: Some(config.handshake_timeout),
@@ -185,6 +187,7 @@ impl Server {
         if let Some(task) = metrics_task {
             task.abort();
         }
+        suppressed_lines_task.abort();
         self.store.sync().map_err(|error| {
             anyhow::anyhow!("cannot flush the cache store at {}: {error}", self.config.data_dir.display())
         })?;

@@ -35,6 +35,8 @@ const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 /// How connections are accepted and when they are closed.
 #[derive(Clone, Debug)]
 pub struct AcceptConfig {
+    /// The listener's name in metrics (`grpc`, `metrics`).
+    pub listener: &'static str,
     /// Most connections open at once.
     pub max_connections: usize,
     /// Close a connection that has not sent this many bytes (the HTTP/2 preface) within
@@ -165,6 +167,7 @@ pub struct ConnectionInfo {
 pub struct Connection {
     stream: TcpStream,
     info: ConnectionInfo,
+    listener: &'static str,
     bytes_read: u64,
     handshake_bytes: u64,
     handshake_deadline: Option<Pin<Box<Sleep>>>,
@@ -182,10 +185,11 @@ impl Connection {
         config: &AcceptConfig,
         metrics: Arc<Metrics>,
     ) -> Self {
-        metrics.connection_opened();
+        metrics.connection_opened(config.listener);
         Self {
             stream,
             info: ConnectionInfo { remote, activity: Arc::new(ConnectionActivity::new()) },
+            listener: config.listener,
             bytes_read: 0,
             handshake_bytes: config.handshake_bytes,
             handshake_deadline: config.handshake_timeout.map(|timeout| Box::pin(tokio::time::sleep(timeout))),
@@ -219,7 +223,7 @@ impl Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        self.metrics.connection_closed();
+        self.metrics.connection_closed(self.listener);
     }
 }
 

@@ -3,10 +3,9 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use common::{solve_request, TestServer};
+use common::{assert_idle, sample, scrape, solve_request, TestServer};
 use nimber::proto::{self, position::Game as P, Outcome};
 use tonic::Code;
 
@@ -24,22 +23,6 @@ fn with_timeout<T>(message: T, timeout: Duration) -> tonic::Request<T> {
     let mut request = tonic::Request::new(message);
     request.set_timeout(timeout);
     request
-}
-
-/// CPU time (user + system) the process has used so far, in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the server's /proc entry");
-    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
-
-/// Asserts the server burns (almost) no CPU over the next 400 ms.
-fn assert_idle(pid: u32) {
-    let before = cpu_ticks(pid);
-    std::thread::sleep(Duration::from_millis(400));
-    let used = cpu_ticks(pid) - before;
-    assert!(used <= 5, "the server used {used} ticks of CPU in 400 ms after the call ended");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -106,27 +89,6 @@ async fn concurrent_identical_solves_compute_once() {
         1,
         "one call computes, the others wait: {computing:?}"
     );
-}
-
-/// The body of `GET /metrics`.
-fn scrape(url: &str) -> String {
-    let address = url.strip_prefix("http://").unwrap().strip_suffix("/metrics").unwrap();
-    let mut socket = std::net::TcpStream::connect(address).unwrap();
-    socket.write_all(b"GET /metrics HTTP/1.1\r\nHost: nimber\r\n\r\n").unwrap();
-    let mut response = String::new();
-    socket.read_to_string(&mut response).unwrap();
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    response
-}
-
-/// The value of the sample `name` (with its labels) in a scrape.
-fn sample(scraped: &str, name: &str) -> f64 {
-    scraped
-        .lines()
-        .find_map(|line| line.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
-        .unwrap_or_else(|| panic!("{name} missing from\n{scraped}"))
-        .parse()
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
