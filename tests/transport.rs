@@ -153,6 +153,28 @@ async fn at_the_connection_cap_a_new_connection_waits_for_a_free_slot_while_the_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_file_descriptors_the_accept_loop_pauses_instead_of_spinning() {
+    let server = TestServer::start_with(&["--max-connections", "1000", "--metrics-listen", "127.0.0.1:0"]);
+    let metrics_url = server.metrics_url.clone().unwrap();
+    let open_files = std::fs::read_dir(format!("/proc/{}/fd", server.pid())).unwrap().count();
+    let limit = format!("--nofile={0}:{0}", open_files + 8);
+    let limited = Command::new("prlimit").args(["--pid", &server.pid().to_string(), &limit]).status();
+    assert!(limited.is_ok_and(|status| status.success()), "prlimit lowers the server's open-file limit");
+    let mut sockets = Vec::new();
+    for _ in 0..32 {
+        sockets.push(TcpStream::connect(address(&server)).await.unwrap());
+    }
+    // Some connections wait in the backlog: every accept fails with EMFILE until sockets close.
+    assert_idle(server.pid());
+    drop(sockets);
+    let errors = "nimber_accept_errors_total";
+    wait_until(Duration::from_secs(10), "accept errors counted", || sample(&scrape(&metrics_url), errors) > 0.0).await;
+    let mut health = HealthClient::new(server.channel().await);
+    let answer = health.check(HealthCheckRequest { service: String::new() }).await.unwrap();
+    assert_eq!(answer.into_inner().status(), ServingStatus::Serving);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_sends_half_a_preface_is_closed_at_the_handshake_timeout() {
     let server = TestServer::start_with(&["--handshake-timeout-ms", "300"]);
     let mut socket = TcpStream::connect(address(&server)).await.unwrap();
