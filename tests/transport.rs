@@ -288,8 +288,12 @@ async fn every_call_is_counted_once_with_its_final_code() {
     raw_unary(&send, "/nimber.v1.Solver/Solve", &[("grpc-timeout", "5x")], &solve).await;
     raw_unary(&send, "/no.Such/Method", &[], &solve).await;
     raw_unary(&send, "/nimber.v1.Solver/Solve", &[], &[0xff; 2000]).await;
-    // A call whose client goes away.
+    // A stream is one call; its items are counted apart.
     let mut client = server.client().await;
+    let items = [solve_request(cheap_position()), proto::SolveRequest { position: None, id: String::new() }];
+    let mut responses = client.solve_stream(tokio_stream::iter(items)).await.unwrap().into_inner();
+    while responses.message().await.unwrap().is_some() {}
+    // A call whose client goes away.
     let call = client.solve(solve_request(full_board(14)));
     assert!(tokio::time::timeout(Duration::from_millis(300), call).await.is_err(), "still solving when dropped");
 
@@ -302,6 +306,9 @@ async fn every_call_is_counted_once_with_its_final_code() {
     assert_eq!(counted("rpc=\"unknown\",code=\"UNIMPLEMENTED\""), 1.0);
     assert_eq!(counted("rpc=\"Solve\",code=\"RESOURCE_EXHAUSTED\""), 1.0);
     assert_eq!(sample(&scrape(&url), "nimber_request_duration_seconds_count{rpc=\"Solve\"}"), 3.0);
+    assert_eq!(counted("rpc=\"SolveStream\",code=\"OK\""), 1.0);
+    assert_eq!(sample(&scrape(&url), "nimber_stream_items_total{code=\"OK\"}"), 1.0);
+    assert_eq!(sample(&scrape(&url), "nimber_stream_items_total{code=\"INVALID_ARGUMENT\"}"), 1.0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
