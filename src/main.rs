@@ -12,12 +12,17 @@ use clap::{Parser, Subcommand};
 use nimber::cache::Store;
 use nimber::games::{Budget, Memo, NoMemo, Solver, DEFAULT_TABLE_LIMIT};
 use nimber::judge::{judge, Problem};
-use nimber::server::{shutdown_signal, Server, ServerConfig};
+use nimber::limits;
+use nimber::logging::{self, LogFormat};
+use nimber::server::{shutdown_signal, Server, ServerConfig, DEFAULT_MAX_MESSAGE_BYTES};
 
 /// Solves impartial combinatorial games by Sprague–Grundy theory.
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
+    /// Log line format on stderr (`RUST_LOG` filters; colours only when stderr is a terminal).
+    #[arg(long, global = true, env = "NIMBER_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -48,30 +53,58 @@ struct ServeArgs {
     /// Server-side maximum time of one solve, in milliseconds, whatever the caller's deadline.
     #[arg(long, env = "NIMBER_MAX_SOLVE_MS", default_value_t = 60_000)]
     max_solve_ms: u64,
-    /// Most entries of each in-memory table (the store's, and a game's within one solve).
-    #[arg(long, env = "NIMBER_TABLE_ENTRIES", default_value_t = DEFAULT_TABLE_LIMIT)]
-    table_entries: usize,
-    /// Largest request message accepted, in bytes.
-    #[arg(long, env = "NIMBER_MAX_MESSAGE_BYTES", default_value_t = 16 * 1024 * 1024)]
+    /// Memory shared by the in-memory tables of all solves and the store (half of it, at 80 bytes
+    /// an entry), in bytes or with a unit such as 512MiB or 2GiB (default: the cgroup's memory limit,
+    /// else half of physical RAM).
+    #[arg(long, env = "NIMBER_MEMORY_LIMIT", value_parser = limits::parse_byte_size)]
+    memory_limit: Option<u64>,
+    /// Most entries of each in-memory table (the store's, and a game's within one solve) (default:
+    /// half the memory limit shared by the store and the expensive solves, at most 16777216).
+    #[arg(long, env = "NIMBER_TABLE_ENTRIES")]
+    table_entries: Option<usize>,
+    /// Largest request message accepted, in bytes; larger ones get RESOURCE_EXHAUSTED.
+    #[arg(long, env = "NIMBER_MAX_MESSAGE_BYTES", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
     /// After SIGINT/SIGTERM, how long in-flight calls may take to finish, in milliseconds.
     #[arg(long, env = "NIMBER_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
     shutdown_grace_ms: u64,
     /// How many expensive (search) solves run at once; more wait up to their deadline, then get
-    /// RESOURCE_EXHAUSTED (default: one per core).
+    /// RESOURCE_EXHAUSTED (default: one per available core (the cgroup CPU quota counts), fewer if
+    /// the memory limit cannot give each a useful table).
     #[arg(long, env = "NIMBER_MAX_EXPENSIVE_SOLVES")]
     max_expensive_solves: Option<usize>,
     /// Serve Prometheus metrics on `GET /metrics` at this address (default: off).
     #[arg(long, env = "NIMBER_METRICS_LISTEN")]
     metrics_listen: Option<SocketAddr>,
+    /// Most client connections open at once; at the cap new ones wait in the kernel's backlog
+    /// (default: 1024, or half the open-file limit when lower).
+    #[arg(long, env = "NIMBER_MAX_CONNECTIONS")]
+    max_connections: Option<usize>,
+    /// Close a connection that sends no complete HTTP/2 preface within this many milliseconds.
+    #[arg(long, env = "NIMBER_HANDSHAKE_TIMEOUT_MS", default_value_t = 10_000)]
+    handshake_timeout_ms: u64,
+    /// Close a connection with no call open for this many milliseconds (0: never).
+    #[arg(long, env = "NIMBER_IDLE_TIMEOUT_MS", default_value_t = 300_000)]
+    idle_timeout_ms: u64,
+    /// Most calls open at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS).
+    #[arg(long, env = "NIMBER_MAX_CONCURRENT_STREAMS", default_value_t = 256)]
+    max_concurrent_streams: u32,
+    /// Interval of HTTP/2 PINGs on every connection, and idle time before TCP keepalive probes.
+    #[arg(long, env = "NIMBER_KEEPALIVE_INTERVAL_MS", default_value_t = 60_000)]
+    keepalive_interval_ms: u64,
+    /// Close a connection whose HTTP/2 PING is not answered within this many milliseconds.
+    #[arg(long, env = "NIMBER_KEEPALIVE_TIMEOUT_MS", default_value_t = 20_000)]
+    keepalive_timeout_ms: u64,
+    /// Most per-request log lines (failed calls and stream items) per second; the rest are counted
+    /// in a "N similar lines suppressed" line (0: no limit).
+    #[arg(long, env = "NIMBER_LOG_LINES_PER_SECOND", default_value_t = logging::DEFAULT_REQUEST_LINES_PER_SECOND)]
+    log_lines_per_second: u32,
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .init();
-    let result = match Cli::parse().command {
+    let cli = Cli::parse();
+    logging::init(cli.log_format);
+    let result = match cli.command {
         Command::Serve(args) => serve(args),
         Command::Judge { problem, data_dir } => run_judge(problem, data_dir),
     };
@@ -85,15 +118,32 @@ fn main() -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let defaults = ServerConfig::default();
+    logging::set_request_lines_per_second(args.log_lines_per_second);
+    let memory_limit = args.memory_limit.unwrap_or_else(|| limits::memory_limit_from_system(2));
+    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    let budget =
+        limits::share_memory(memory_limit, cores, args.max_expensive_solves, args.table_entries, DEFAULT_TABLE_LIMIT)
+            .map_err(anyhow::Error::msg)?;
+    tracing::info!(
+        memory_limit,
+        expensive_solves = budget.expensive_solves,
+        table_entries = budget.table_entries,
+        "memory shared by the in-memory tables"
+    );
     let config = ServerConfig {
         data_dir: args.data_dir,
         max_solve_time: Duration::from_millis(args.max_solve_ms),
-        table_limit: args.table_entries,
+        table_limit: budget.table_entries,
         max_message_bytes: args.max_message_bytes,
         shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
-        max_expensive_solves: args.max_expensive_solves.unwrap_or(defaults.max_expensive_solves).max(1),
+        max_expensive_solves: budget.expensive_solves,
         metrics_listen: args.metrics_listen,
+        max_connections: args.max_connections.unwrap_or_else(nimber::server::default_max_connections).max(1),
+        handshake_timeout: Duration::from_millis(args.handshake_timeout_ms),
+        idle_timeout: (args.idle_timeout_ms > 0).then(|| Duration::from_millis(args.idle_timeout_ms)),
+        max_concurrent_streams: args.max_concurrent_streams.max(1),
+        keepalive_interval: Duration::from_millis(args.keepalive_interval_ms.max(1)),
+        keepalive_timeout: Duration::from_millis(args.keepalive_timeout_ms.max(1)),
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {

@@ -1,121 +1,262 @@
-//! Prometheus metrics: requests by RPC and status code, latency histograms, solve statistics,
-//! cache size; served as text on `GET /metrics` by a minimal HTTP/1.1 endpoint (`--metrics-listen`).
+//! Prometheus metrics (through `prometheus-client`): every call by RPC and final status code with
+//! its latency, SolveStream items, solve statistics, connections, and the store's counts (read from
+//! its cheap accessors at scrape time); served on `GET /metrics` (`--metrics-listen`) by a hyper
+//! HTTP/1.1 server behind the same bounded accept loop as the gRPC port.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use http_body_util::Full;
+use hyper::body::Bytes;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 
-use crate::cache::{lock, Store};
+use crate::cache::Store;
 use crate::games::Stats;
+use crate::transport::{self, AcceptConfig};
 
 /// Upper bounds of the latency histogram buckets, in seconds.
 const LATENCY_BUCKETS: [f64; 14] =
     [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 10.0, 60.0];
 
-/// One RPC's latency histogram.
-#[derive(Default)]
-struct Histogram {
-    buckets: [u64; LATENCY_BUCKETS.len()],
-    count: u64,
-    sum_seconds: f64,
+/// Most scrapes served at once; more wait in the kernel's backlog.
+const MAX_METRICS_CONNECTIONS: usize = 16;
+
+/// A scrape connection that sends no complete request head within this is closed.
+const METRICS_HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// No scrape connection stays open longer than this.
+const METRICS_CONNECTION_LIFETIME: Duration = Duration::from_secs(30);
+
+/// Labels of a finished call.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    rpc: &'static str,
+    code: &'static str,
 }
 
-/// The service's metrics; cheap to update from every call.
-#[derive(Default)]
+/// The label of one RPC.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RpcLabel {
+    rpc: &'static str,
+}
+
+/// The label of a status code.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CodeLabel {
+    code: &'static str,
+}
+
+/// The label of the listener a connection came in on: `grpc` or `metrics`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ListenerLabel {
+    listener: &'static str,
+}
+
+/// The label of why a connection was closed by the server.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: &'static str,
+}
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(LATENCY_BUCKETS)
+}
+
+/// The service's metrics; cheap to update from every call and every thread.
 pub struct Metrics {
-    requests: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
-    latency: Mutex<BTreeMap<&'static str, Histogram>>,
-    positions_computed: AtomicU64,
-    cache_hits: AtomicU64,
-    solves_waiting: AtomicU64,
+    registry: Registry,
+    requests: Family<CallLabels, Counter>,
+    latency: Family<RpcLabel, Histogram, fn() -> Histogram>,
+    stream_items: Family<CodeLabel, Counter>,
+    positions_computed: Counter,
+    cache_hits: Counter,
+    cache_misses: Counter,
+    solves_waiting: Gauge,
+    connections_open: Family<ListenerLabel, Gauge>,
+    connections_timed_out: Family<ReasonLabel, Counter>,
+    accept_errors: Counter,
+}
+
+impl Default for Metrics {
+    /// Metrics without store gauges.
+    fn default() -> Self {
+        Self::new(None)
+    }
 }
 
 impl Metrics {
-    /// Records one finished call of `rpc` with status `code` that took `elapsed`.
-    pub fn record_request(&self, rpc: &'static str, code: tonic::Code, elapsed: Duration) {
-        *lock(&self.requests).entry((rpc, code_name(code))).or_default() += 1;
-        let seconds = elapsed.as_secs_f64();
-        let mut latency = lock(&self.latency);
-        let histogram = latency.entry(rpc).or_default();
-        for (bucket, bound) in histogram.buckets.iter_mut().zip(LATENCY_BUCKETS) {
-            if seconds <= bound {
-                *bucket += 1;
-            }
+    /// The metrics, with the store's gauges when a store is given.
+    pub fn new(store: Option<Arc<Store>>) -> Self {
+        let mut metrics = Self {
+            registry: Registry::default(),
+            requests: Family::default(),
+            latency: Family::new_with_constructor(latency_histogram as fn() -> Histogram),
+            stream_items: Family::default(),
+            positions_computed: Counter::default(),
+            cache_hits: Counter::default(),
+            cache_misses: Counter::default(),
+            solves_waiting: Gauge::default(),
+            connections_open: Family::default(),
+            connections_timed_out: Family::default(),
+            accept_errors: Counter::default(),
+        };
+        let registry = &mut metrics.registry;
+        registry.register(
+            "nimber_requests",
+            "Finished calls of every service by RPC and final gRPC status code (CANCELLED: the client went away)",
+            metrics.requests.clone(),
+        );
+        registry.register(
+            "nimber_request_duration_seconds",
+            "Call latency by RPC, until the last byte of the answer",
+            metrics.latency.clone(),
+        );
+        registry.register(
+            "nimber_stream_items",
+            "SolveStream items answered, by status code",
+            metrics.stream_items.clone(),
+        );
+        registry.register(
+            "nimber_positions_computed",
+            "Positions (board components) computed by search",
+            metrics.positions_computed.clone(),
+        );
+        registry.register(
+            "nimber_cache_hits",
+            "Values served from the in-memory table or the store",
+            metrics.cache_hits.clone(),
+        );
+        registry.register(
+            "nimber_cache_misses",
+            "Values that had to be computed (equals positions computed)",
+            metrics.cache_misses.clone(),
+        );
+        registry.register(
+            "nimber_expensive_solves_waiting",
+            "Expensive solves waiting for a slot",
+            metrics.solves_waiting.clone(),
+        );
+        registry.register(
+            "nimber_connections_open",
+            "Connections open, by listener (grpc or metrics)",
+            metrics.connections_open.clone(),
+        );
+        registry.register(
+            "nimber_connections_timed_out",
+            "Connections closed by the server: no HTTP/2 preface in time (handshake) or no call for too long (idle)",
+            metrics.connections_timed_out.clone(),
+        );
+        registry.register(
+            "nimber_accept_errors",
+            "Failed accepts (e.g. out of file descriptors), each followed by a pause",
+            metrics.accept_errors.clone(),
+        );
+        if let Some(store) = store {
+            registry.register_collector(Box::new(StoreCollector(store)));
         }
-        histogram.count += 1;
-        histogram.sum_seconds += seconds;
+        metrics
+    }
+
+    /// Records one finished call of `rpc` with final status `code` that took `elapsed`.
+    pub fn record_call(&self, rpc: &'static str, code: tonic::Code, elapsed: Duration) {
+        self.requests.get_or_create(&CallLabels { rpc, code: code_name(code) }).inc();
+        self.latency.get_or_create(&RpcLabel { rpc }).observe(elapsed.as_secs_f64());
+    }
+
+    /// Records one answered SolveStream item with status `code`.
+    pub fn record_stream_item(&self, code: tonic::Code) {
+        self.stream_items.get_or_create(&CodeLabel { code: code_name(code) }).inc();
     }
 
     /// Adds a solve's statistics.
     pub fn record_solve(&self, stats: Stats) {
-        self.positions_computed.fetch_add(stats.positions_computed, Ordering::Relaxed);
-        self.cache_hits.fetch_add(stats.cache_hits, Ordering::Relaxed);
+        self.positions_computed.inc_by(stats.positions_computed);
+        self.cache_misses.inc_by(stats.positions_computed);
+        self.cache_hits.inc_by(stats.cache_hits);
     }
 
     /// Counts an expensive solve waiting for a slot (`+1`) or no longer waiting (`-1`).
     pub fn waiting(&self, delta: i64) {
-        if delta >= 0 {
-            self.solves_waiting.fetch_add(delta as u64, Ordering::Relaxed);
-        } else {
-            self.solves_waiting.fetch_sub(delta.unsigned_abs(), Ordering::Relaxed);
-        }
+        self.solves_waiting.inc_by(delta);
     }
 
-    /// The metrics in the Prometheus text exposition format.
-    pub fn render(&self, store: &Store) -> String {
+    /// Counts a connection accepted on `listener` (`grpc` or `metrics`).
+    pub fn connection_opened(&self, listener: &'static str) {
+        self.connections_open.get_or_create(&ListenerLabel { listener }).inc();
+    }
+
+    /// Counts a connection on `listener` closed.
+    pub fn connection_closed(&self, listener: &'static str) {
+        self.connections_open.get_or_create(&ListenerLabel { listener }).dec();
+    }
+
+    /// Counts a connection closed for `reason` (`handshake` or `idle`).
+    pub fn connection_timed_out(&self, reason: &'static str) {
+        self.connections_timed_out.get_or_create(&ReasonLabel { reason }).inc();
+    }
+
+    /// Counts a failed accept.
+    pub fn accept_error(&self) {
+        self.accept_errors.inc();
+    }
+
+    /// The metrics in the Prometheus text exposition format (version 0.0.4).
+    pub fn render(&self) -> String {
         let mut out = String::new();
-        out.push_str("# HELP nimber_requests_total Finished calls by RPC and gRPC status code.\n# TYPE nimber_requests_total counter\n");
-        for ((rpc, code), count) in lock(&self.requests).iter() {
-            let _ = writeln!(out, "nimber_requests_total{{rpc=\"{rpc}\",code=\"{code}\"}} {count}");
-        }
-        out.push_str("# HELP nimber_request_duration_seconds Call latency by RPC.\n# TYPE nimber_request_duration_seconds histogram\n");
-        for (rpc, histogram) in lock(&self.latency).iter() {
-            for (count, bound) in histogram.buckets.iter().zip(LATENCY_BUCKETS) {
-                let _ = writeln!(out, "nimber_request_duration_seconds_bucket{{rpc=\"{rpc}\",le=\"{bound}\"}} {count}");
-            }
-            let _ = writeln!(
-                out,
-                "nimber_request_duration_seconds_bucket{{rpc=\"{rpc}\",le=\"+Inf\"}} {}",
-                histogram.count
-            );
-            let _ = writeln!(out, "nimber_request_duration_seconds_sum{{rpc=\"{rpc}\"}} {}", histogram.sum_seconds);
-            let _ = writeln!(out, "nimber_request_duration_seconds_count{{rpc=\"{rpc}\"}} {}", histogram.count);
-        }
-        let positions = self.positions_computed.load(Ordering::Relaxed);
-        let hits = self.cache_hits.load(Ordering::Relaxed);
+        // Writing to a String cannot fail; a collector error would only truncate the text.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// The store's counts, read at each scrape from its accessors (atomics: no store I/O).
+struct StoreCollector(Arc<Store>);
+
+impl std::fmt::Debug for StoreCollector {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("StoreCollector")
+    }
+}
+
+impl Collector for StoreCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let store = &self.0;
         let gauges = [
+            ("nimber_cache_entries", "Values in the persistent store", store.entries()),
+            ("nimber_cache_size_bytes", "Size of the persistent store on disk", store.size_on_disk()),
             (
-                "nimber_positions_computed_total",
-                "counter",
-                "Positions (board components) computed by search.",
-                positions,
-            ),
-            ("nimber_cache_hits_total", "counter", "Values served from the in-memory table or the store.", hits),
-            (
-                "nimber_cache_misses_total",
-                "counter",
-                "Values that had to be computed (equals positions computed).",
-                positions,
-            ),
-            ("nimber_cache_entries", "gauge", "Values in the persistent store.", store.entries()),
-            ("nimber_cache_size_bytes", "gauge", "Size of the persistent store on disk.", store.size_on_disk()),
-            (
-                "nimber_expensive_solves_waiting",
-                "gauge",
-                "Expensive solves waiting for a slot.",
-                self.solves_waiting.load(Ordering::Relaxed),
+                "nimber_store_writable",
+                "1 while computed values are written to disk, 0 while read-only",
+                store.writable() as u64,
             ),
         ];
-        for (name, kind, help, value) in gauges {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+        for (name, help, value) in gauges {
+            let gauge = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
+            gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
         }
-        out
+        let evictions = ConstCounter::new(store.evictions());
+        evictions.encode(encoder.encode_descriptor(
+            "nimber_store_evictions",
+            "Entries dropped to keep the store under --max-store-bytes",
+            None,
+            evictions.metric_type(),
+        )?)?;
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Metrics").finish_non_exhaustive()
     }
 }
 
@@ -143,30 +284,58 @@ pub fn code_name(code: tonic::Code) -> &'static str {
     }
 }
 
-/// Serves `GET /metrics` on `listener` until the task is dropped.
-pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>, store: Arc<Store>) {
-    loop {
-        let Ok((mut socket, _)) = listener.accept().await else { continue };
+/// Serves `GET /metrics` on `listener` until the task is dropped: at most
+/// [`MAX_METRICS_CONNECTIONS`] connections, each closed after [`METRICS_CONNECTION_LIFETIME`]
+/// or when its request head takes longer than [`METRICS_HEADER_TIMEOUT`]. Rendering runs on the
+/// blocking pool, never on the runtime's threads.
+pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>) {
+    use futures_util::StreamExt;
+    let config = AcceptConfig {
+        listener: "metrics",
+        max_connections: MAX_METRICS_CONNECTIONS,
+        handshake_bytes: 0,
+        handshake_timeout: None,
+        idle_timeout: None,
+        tcp_keepalive: None,
+    };
+    let mut connections = std::pin::pin!(transport::incoming(listener, config, metrics.clone()));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(METRICS_HEADER_TIMEOUT).keep_alive(false);
+    while let Some(Ok(connection)) = connections.next().await {
         let metrics = metrics.clone();
-        let store = store.clone();
+        let serving = http.serve_connection(
+            hyper_util::rt::TokioIo::new(connection),
+            hyper::service::service_fn(move |request| answer_scrape(request, metrics.clone())),
+        );
         tokio::spawn(async move {
-            let mut request = [0u8; 1024];
-            let Ok(Ok(read)) = tokio::time::timeout(Duration::from_secs(5), socket.read(&mut request)).await else {
-                return;
-            };
-            let head = String::from_utf8_lossy(&request[..read]);
-            let (status, body) = if head.starts_with("GET /metrics ") || head.starts_with("GET /metrics?") {
-                ("200 OK", metrics.render(&store))
-            } else {
-                ("404 Not Found", "only GET /metrics is served here\n".to_string())
-            };
-            let response = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = socket.write_all(response.as_bytes()).await;
+            if let Ok(Err(error)) = tokio::time::timeout(METRICS_CONNECTION_LIFETIME, serving).await {
+                tracing::debug!(%error, "metrics connection failed");
+            }
         });
     }
+}
+
+/// Answers one HTTP request: the metrics for `GET /metrics`, 404 otherwise.
+async fn answer_scrape(
+    request: hyper::Request<hyper::body::Incoming>,
+    metrics: Arc<Metrics>,
+) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+    let response = if request.method() == hyper::Method::GET && request.uri().path() == "/metrics" {
+        match tokio::task::spawn_blocking(move || metrics.render()).await {
+            Ok(body) => hyper::Response::builder()
+                .header(hyper::header::CONTENT_TYPE, prometheus_client::encoding::prometheus_text::CONTENT_TYPE)
+                .body(Full::new(Bytes::from(body))),
+            Err(error) => {
+                tracing::error!(%error, "rendering the metrics failed");
+                hyper::Response::builder().status(500).body(Full::new(Bytes::from_static(b"rendering failed\n")))
+            }
+        }
+    } else {
+        hyper::Response::builder()
+            .status(404)
+            .body(Full::new(Bytes::from_static(b"only GET /metrics is served here\n")))
+    };
+    Ok(response.expect("a response from constant parts"))
 }
 
 /// Binds the metrics endpoint.

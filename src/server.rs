@@ -1,5 +1,7 @@
-//! Wiring: the listener, the `nimber.v1.Solver` service, gRPC reflection (v1 and v1alpha), health,
-//! and graceful shutdown (stop accepting, finish in-flight calls, flush the store).
+//! Wiring: the listener (through [`crate::transport`]'s bounded accept loop), HTTP/2 limits, the
+//! `nimber.v1.Solver` service, gRPC reflection (v1 and v1alpha), health, the call layer
+//! ([`crate::calls`]), and graceful shutdown (health NOT_SERVING, stop accepting, finish in-flight
+//! calls, flush the store).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -8,12 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 
 use crate::cache::Store;
+use crate::calls::CallLayer;
 use crate::metrics::{self, Metrics};
 use crate::proto;
 use crate::service::{EngineConfig, SolverService};
+use crate::transport::{self, AcceptConfig};
 
 /// Everything the server is configured with.
 #[derive(Clone, Debug)]
@@ -33,20 +36,56 @@ pub struct ServerConfig {
     pub max_expensive_solves: usize,
     /// Where to serve Prometheus metrics (`GET /metrics`), if anywhere.
     pub metrics_listen: Option<SocketAddr>,
+    /// Most client connections open at once; at the cap no more are accepted until one closes.
+    pub max_connections: usize,
+    /// A connection that sends no complete HTTP/2 preface within this is closed.
+    pub handshake_timeout: Duration,
+    /// A connection with no call open for this long is closed; `None`: never.
+    pub idle_timeout: Option<Duration>,
+    /// Most streams (calls) open at once on one connection, advertised in HTTP/2 SETTINGS.
+    pub max_concurrent_streams: u32,
+    /// HTTP/2 PING interval on a connection, and the idle time before TCP keepalive probes.
+    pub keepalive_interval: Duration,
+    /// A connection whose HTTP/2 PING is not answered within this is closed.
+    pub keepalive_timeout: Duration,
 }
 
-/// The defaults documented in the README: `./nimber-data`, 60 s, 16 Mi entries, 16 MiB, 10 s,
-/// one expensive solve per core, no metrics endpoint.
+/// The default of `--max-message-bytes`: 4 MiB, gRPC's default.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// The default of `--max-connections`: 1024, or half the open-file limit when that is lower (each
+/// connection is a descriptor; the rest is left to the store and the metrics endpoint).
+pub fn default_max_connections() -> usize {
+    let half_of_limit = crate::limits::open_files_limit_from_system().map_or(u64::MAX, |limit| limit / 2);
+    half_of_limit.clamp(16, 1024) as usize
+}
+
+/// The defaults documented in the README: `./nimber-data`, 60 s, tables and expensive solves
+/// sharing half of the memory limit (the cgroup's, else half of RAM), 4 MiB, 10 s, no metrics
+/// endpoint, at most [`default_max_connections`] connections, a 10 s handshake, 5 min idle, 256
+/// streams per connection, keepalive every 60 s answered within 20 s.
 impl Default for ServerConfig {
     fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |cores| cores.get());
+        let memory_limit = crate::limits::memory_limit_from_system(2);
+        let budget =
+            crate::limits::share_memory(memory_limit, cores, None, None, crate::games::DEFAULT_TABLE_LIMIT).unwrap_or(
+                crate::limits::TableBudget { expensive_solves: 1, table_entries: crate::limits::MIN_TABLE_ENTRIES },
+            );
         Self {
             data_dir: PathBuf::from("nimber-data"),
             max_solve_time: Duration::from_secs(60),
-            table_limit: crate::games::DEFAULT_TABLE_LIMIT,
-            max_message_bytes: 16 * 1024 * 1024,
+            table_limit: budget.table_entries,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_grace: Duration::from_secs(10),
-            max_expensive_solves: std::thread::available_parallelism().map_or(2, |cores| cores.get()),
+            max_expensive_solves: budget.expensive_solves,
             metrics_listen: None,
+            max_connections: default_max_connections(),
+            handshake_timeout: Duration::from_secs(10),
+            idle_timeout: Some(Duration::from_secs(300)),
+            max_concurrent_streams: 256,
+            keepalive_interval: Duration::from_secs(60),
+            keepalive_timeout: Duration::from_secs(20),
         }
     }
 }
@@ -84,7 +123,7 @@ impl Server {
 
     /// Serves until `shutdown` completes, then finishes in-flight calls and flushes the store.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
-        let metrics = Arc::new(Metrics::default());
+        let metrics = Arc::new(Metrics::new(Some(self.store.clone())));
         let engine = EngineConfig {
             store: self.store.clone(),
             max_solve_time: self.config.max_solve_time,
@@ -92,9 +131,9 @@ impl Server {
             expensive_slots: Arc::new(tokio::sync::Semaphore::new(self.config.max_expensive_solves)),
             metrics: metrics.clone(),
         };
-        let metrics_task = self
-            .metrics_listener
-            .map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics, self.store.clone())));
+        let suppressed_lines_task = tokio::spawn(crate::logging::report_suppressed_every(Duration::from_secs(1)));
+        let metrics_task =
+            self.metrics_listener.map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics.clone())));
         let solver = proto::solver_server::SolverServer::new(SolverService::new(engine))
             .max_decoding_message_size(self.config.max_message_bytes);
         let reflection_v1 = tonic_reflection::server::Builder::configure()
@@ -112,14 +151,30 @@ impl Server {
         tracing::info!(address = %self.listener.local_addr()?, data_dir = %self.config.data_dir.display(), "serving");
         let stopping = Arc::new(tokio::sync::Notify::new());
         let signalled = stopping.clone();
+        let config = &self.config;
+        let accept = AcceptConfig {
+            listener: "grpc",
+            max_connections: config.max_connections,
+            handshake_bytes: transport::HTTP2_PREFACE_BYTES,
+            handshake_timeout: Some(config.handshake_timeout),
+            idle_timeout: config.idle_timeout,
+            tcp_keepalive: Some(config.keepalive_interval),
+        };
         let serve = tonic::transport::Server::builder()
+            .max_concurrent_streams(config.max_concurrent_streams)
+            .http2_keepalive_interval(Some(config.keepalive_interval))
+            .http2_keepalive_timeout(Some(config.keepalive_timeout))
+            .layer(CallLayer::new(metrics.clone()))
             .add_service(solver)
             .add_service(reflection_v1)
             .add_service(reflection_v1alpha)
             .add_service(health)
-            .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), async move {
+            .serve_with_incoming_shutdown(transport::incoming(self.listener, accept, metrics), async move {
                 shutdown.await;
-                tracing::info!("shutting down: finishing in-flight calls");
+                // Before the drain: load balancers watching health stop sending calls now.
+                health_reporter.set_not_serving::<proto::solver_server::SolverServer<SolverService>>().await;
+                health_reporter.set_service_status("", tonic_health::ServingStatus::NotServing).await;
+                tracing::info!("shutting down: health NOT_SERVING, finishing in-flight calls");
                 signalled.notify_one();
             });
         let grace = self.config.shutdown_grace;
@@ -132,6 +187,7 @@ impl Server {
         if let Some(task) = metrics_task {
             task.abort();
         }
+        suppressed_lines_task.abort();
         self.store.sync().map_err(|error| {
             anyhow::anyhow!("cannot flush the cache store at {}: {error}", self.config.data_dir.display())
         })?;

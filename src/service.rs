@@ -306,15 +306,14 @@ impl SolverService {
     /// One item of a stream: its answer, or its error in the response.
     async fn solve_item(&self, request: proto::SolveRequest, deadline: Instant) -> proto::SolveResponse {
         let id = request.id.clone();
-        let started = Instant::now();
         let result = self.solve_position(request, deadline).await;
         let code = result.as_ref().map_or_else(|error| error.code(), |_| tonic::Code::Ok);
-        self.engine.metrics.record_request("SolveStream", code, started.elapsed());
+        self.engine.metrics.record_stream_item(code);
         match result {
             Ok(response) => response,
             Err(error) => {
                 let status = to_status(error);
-                tracing::info!(rpc = "SolveStream", code = ?status.code(), message = status.message(), "item failed");
+                crate::logging::failed("SolveStream", "item failed", status.code(), status.message());
                 proto::SolveResponse {
                     id,
                     error: Some(proto::ItemError {
@@ -336,22 +335,9 @@ const CHEAP_ANALYSIS_MOVES: u128 = 64;
 const STREAM_PARALLELISM: usize = 64;
 
 impl SolverService {
-    /// Counts a finished call in the metrics, logs it if it failed (its code, never the
-    /// position), and converts an error to its status.
-    fn respond<T>(
-        &self,
-        rpc: &'static str,
-        started: Instant,
-        result: Result<T, ServiceError>,
-    ) -> Result<Response<T>, Status> {
-        let result = result.map(Response::new).map_err(|error| {
-            let status = to_status(error);
-            tracing::info!(rpc, code = ?status.code(), message = status.message(), "request failed");
-            status
-        });
-        let code = result.as_ref().map_or_else(|status| status.code(), |_| tonic::Code::Ok);
-        self.engine.metrics.record_request(rpc, code, started.elapsed());
-        result
+    /// Converts an error to its status (the call is counted and logged by [`crate::calls`]).
+    fn respond<T>(&self, result: Result<T, ServiceError>) -> Result<Response<T>, Status> {
+        result.map(Response::new).map_err(to_status)
     }
 }
 
@@ -361,25 +347,22 @@ pub type SolveResponses = std::pin::Pin<Box<dyn Stream<Item = Result<proto::Solv
 #[tonic::async_trait]
 impl proto::solver_server::Solver for SolverService {
     async fn solve(&self, request: Request<proto::SolveRequest>) -> Result<Response<proto::SolveResponse>, Status> {
-        let started = Instant::now();
         let deadline = solve_deadline(caller_deadline(request.metadata()), self.engine.max_solve_time);
-        self.respond("Solve", started, self.solve_position(request.into_inner(), deadline).await)
+        self.respond(self.solve_position(request.into_inner(), deadline).await)
     }
 
     async fn best_move(
         &self,
         request: Request<proto::BestMoveRequest>,
     ) -> Result<Response<proto::BestMoveResponse>, Status> {
-        let started = Instant::now();
-        self.respond("BestMove", started, self.best_move_of(request).await)
+        self.respond(self.best_move_of(request).await)
     }
 
     async fn analyze(
         &self,
         request: Request<proto::AnalyzeRequest>,
     ) -> Result<Response<proto::AnalyzeResponse>, Status> {
-        let started = Instant::now();
-        self.respond("Analyze", started, self.analyze_position(request).await)
+        self.respond(self.analyze_position(request).await)
     }
 
     type SolveStreamStream = SolveResponses;
@@ -473,7 +456,7 @@ mod tests {
                     .await
             }
         });
-        let waiting = || metrics.render(&store).contains("nimber_expensive_solves_waiting 1");
+        let waiting = || metrics.render().contains("nimber_expensive_solves_waiting 1");
         let queued_by = Instant::now() + Duration::from_secs(10);
         while !waiting() {
             assert!(Instant::now() < queued_by, "the second solve never queued");

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{sample, scrape, solve_request, TestServer};
+use common::{assert_idle, sample, scrape, solve_request, TestServer};
 use nimber::proto::{self, position::Game as P, Outcome};
 use tonic::Code;
 
@@ -23,22 +23,6 @@ fn with_timeout<T>(message: T, timeout: Duration) -> tonic::Request<T> {
     let mut request = tonic::Request::new(message);
     request.set_timeout(timeout);
     request
-}
-
-/// CPU time (user + system) the process has used so far, in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the server's /proc entry");
-    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
-
-/// Asserts the server burns (almost) no CPU over the next 400 ms.
-fn assert_idle(pid: u32) {
-    let before = cpu_ticks(pid);
-    std::thread::sleep(Duration::from_millis(400));
-    let used = cpu_ticks(pid) - before;
-    assert!(used <= 5, "the server used {used} ticks of CPU in 400 ms after the call ended");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,9 +2,10 @@
 //! connects real gRPC clients to it.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use nimber::proto::solver_client::SolverClient;
 use tonic::transport::Channel;
@@ -29,12 +30,28 @@ impl TestServer {
 
     /// A server on `data_dir` with extra `serve` flags.
     pub fn start_in(data_dir: &Path, flags: &[&str]) -> Self {
+        let log_filter = std::env::var("NIMBER_TEST_LOG").unwrap_or_else(|_| "warn".into());
+        Self::spawn(data_dir, flags, &log_filter, Stdio::inherit())
+    }
+
+    /// A server on a fresh temporary data directory with extra `serve` flags, logging with filter
+    /// `rust_log` into the file `log` (stderr is then not a terminal).
+    pub fn start_logging(flags: &[&str], rust_log: &str, log: &Path) -> Self {
+        let temp = tempfile::tempdir().expect("a temporary directory");
+        let stderr = std::fs::File::create(log).expect("the log file");
+        let mut server = Self::spawn(temp.path(), flags, rust_log, stderr.into());
+        server._temp = Some(temp);
+        server
+    }
+
+    fn spawn(data_dir: &Path, flags: &[&str], rust_log: &str, stderr: Stdio) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_nimber"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
             .args(flags)
-            .env("RUST_LOG", std::env::var("NIMBER_TEST_LOG").unwrap_or_else(|_| "warn".into()))
+            .env("RUST_LOG", rust_log)
             .stdout(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .expect("the nimber binary starts");
         let stdout = child.stdout.take().expect("piped stdout");
@@ -83,6 +100,11 @@ impl TestServer {
     /// A connected channel, for the health and reflection clients.
     pub async fn channel(&self) -> Channel {
         Channel::from_shared(self.url.clone()).unwrap().connect().await.expect("the channel connects")
+    }
+
+    /// Sends SIGTERM without waiting for the server to stop.
+    pub fn signal_terminate(&self) {
+        let _ = Command::new("kill").args(["-TERM", &self.pid().to_string()]).status();
     }
 
     /// Stops the server gracefully (SIGTERM) and returns whether it exited with status 0.
@@ -250,14 +272,29 @@ impl tonic::codec::Codec for RawCodec {
     }
 }
 
+/// CPU time (user + system) the process has used so far, in clock ticks.
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the server's /proc entry");
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// Asserts the server burns (almost) no CPU over the next 400 ms.
+pub fn assert_idle(pid: u32) {
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_millis(400));
+    let used = cpu_ticks(pid) - before;
+    assert!(used <= 5, "the server used {used} ticks of CPU in 400 ms while it should idle");
+}
+
 /// The body of `GET /metrics`.
 pub fn scrape(url: &str) -> String {
     let address = url.strip_prefix("http://").unwrap().strip_suffix("/metrics").unwrap();
     let mut socket = std::net::TcpStream::connect(address).unwrap();
-    std::io::Write::write_all(&mut socket, b"GET /metrics HTTP/1.1\r\nHost: nimber\r\nConnection: close\r\n\r\n")
-        .unwrap();
+    socket.write_all(b"GET /metrics HTTP/1.1\r\nHost: nimber\r\nConnection: close\r\n\r\n").unwrap();
     let mut response = String::new();
-    std::io::Read::read_to_string(&mut socket, &mut response).unwrap();
+    socket.read_to_string(&mut response).unwrap();
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
     response
 }

@@ -1,0 +1,292 @@
+//! The tower layer around every gRPC service (Solver, health, reflection): it counts each call once
+//! by RPC and final status (a call whose client went away counts as CANCELLED), logs failed calls
+//! (rate-limited, by severity), marks the call open on its connection (for the idle timeout),
+//! rejects a malformed `grpc-timeout` header, and corrects the codes tonic gives to client mistakes
+//! it detects itself (see [`client_mistake`]).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use std::time::{Duration, Instant};
+
+use http::HeaderMap;
+use http_body::Frame;
+use tonic::{Code, Status};
+
+use crate::logging;
+use crate::metrics::Metrics;
+use crate::transport::{ConnectionInfo, OpenCall};
+
+/// The `rpc` label of each method served, by request path; any other path is `unknown` (paths
+/// come from clients, and labels must stay few).
+const RPC_LABELS: [(&str, &str); 8] = [
+    ("/nimber.v1.Solver/Solve", "Solve"),
+    ("/nimber.v1.Solver/BestMove", "BestMove"),
+    ("/nimber.v1.Solver/Analyze", "Analyze"),
+    ("/nimber.v1.Solver/SolveStream", "SolveStream"),
+    ("/grpc.health.v1.Health/Check", "grpc.health.v1.Health/Check"),
+    ("/grpc.health.v1.Health/Watch", "grpc.health.v1.Health/Watch"),
+    (
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        "grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+    ),
+    (
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+    ),
+];
+
+/// The `rpc` label of a request path.
+fn rpc_label(path: &str) -> &'static str {
+    RPC_LABELS.iter().find(|(known, _)| *known == path).map_or("unknown", |(_, label)| label)
+}
+
+/// Parses a `grpc-timeout` header value as the gRPC spec (PROTOCOL-HTTP2) defines it: 1 to 8
+/// ASCII digits, then a unit: `H`, `M`, `S`, `m` (milliseconds), `u` or `n`.
+pub fn parse_grpc_timeout(value: &[u8]) -> Option<Duration> {
+    let (&unit, digits) = value.split_last()?;
+    if digits.is_empty() || digits.len() > 8 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let amount: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    Some(match unit {
+        b'H' => Duration::from_secs(amount * 3600),
+        b'M' => Duration::from_secs(amount * 60),
+        b'S' => Duration::from_secs(amount),
+        b'm' => Duration::from_millis(amount),
+        b'u' => Duration::from_micros(amount),
+        b'n' => Duration::from_nanos(amount),
+        _ => return None,
+    })
+}
+
+/// A malformed `grpc-timeout` is refused for every service. grpc-go answers INTERNAL; here
+/// INTERNAL means a bug of ours, so the answer is INVALID_ARGUMENT, naming the header.
+fn check_grpc_timeout(headers: &HeaderMap) -> Result<(), Status> {
+    match headers.get("grpc-timeout") {
+        Some(value) if parse_grpc_timeout(value.as_bytes()).is_none() => Err(Status::invalid_argument(format!(
+            "the grpc-timeout header {:?} is malformed: it must be 1 to 8 ASCII digits and a unit (H, M, S, m, u, n)",
+            String::from_utf8_lossy(value.as_bytes())
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The right code for a status tonic produced itself for a client's mistake: a request over
+/// `--max-message-bytes` is RESOURCE_EXHAUSTED (as the gRPC spec says; tonic answers OUT_OF_RANGE),
+/// and a frame with an invalid compression flag is INVALID_ARGUMENT (tonic answers INTERNAL).
+fn client_mistake(status: &Status) -> Option<Code> {
+    match status.code() {
+        Code::OutOfRange if status.message().contains("decoded message length too large") => {
+            Some(Code::ResourceExhausted)
+        }
+        Code::Internal
+            if status.message().starts_with("protocol error: received message with invalid compression flag") =>
+        {
+            Some(Code::InvalidArgument)
+        }
+        _ => None,
+    }
+}
+
+/// The status in `headers` (response headers of a trailers-only answer, or trailers), with a
+/// client mistake's code corrected in place.
+fn final_status(headers: &mut HeaderMap) -> Option<Status> {
+    let status = Status::from_header_map(headers)?;
+    match client_mistake(&status) {
+        Some(code) => {
+            let corrected = Status::new(code, status.message());
+            // Fails only for a message that cannot be a header, which the original already was.
+            let _ = corrected.add_header(headers);
+            Some(corrected)
+        }
+        None => Some(status),
+    }
+}
+
+/// Wraps every service in [`CallService`].
+#[derive(Clone)]
+pub struct CallLayer {
+    metrics: Arc<Metrics>,
+}
+
+impl CallLayer {
+    /// A layer counting calls in `metrics`.
+    pub fn new(metrics: Arc<Metrics>) -> Self {
+        Self { metrics }
+    }
+}
+
+impl<S> tower::Layer<S> for CallLayer {
+    type Service = CallService<S>;
+
+    fn layer(&self, inner: S) -> CallService<S> {
+        CallService { inner, metrics: self.metrics.clone() }
+    }
+}
+
+/// See the module documentation.
+#[derive(Clone)]
+pub struct CallService<S> {
+    inner: S,
+    metrics: Arc<Metrics>,
+}
+
+/// One call being answered: recorded (metrics and log) exactly once, when dropped.
+struct CallRecord {
+    rpc: &'static str,
+    started: Instant,
+    status: Option<Status>,
+    metrics: Arc<Metrics>,
+    _open: Option<OpenCall>,
+}
+
+impl Drop for CallRecord {
+    fn drop(&mut self) {
+        let (code, message) = match &self.status {
+            Some(status) => (status.code(), status.message()),
+            None => (Code::Cancelled, "the client went away before the answer was complete"),
+        };
+        self.metrics.record_call(self.rpc, code, self.started.elapsed());
+        if code != Code::Ok {
+            logging::failed(self.rpc, "request failed", code, message);
+        }
+    }
+}
+
+impl<S, B> tower::Service<http::Request<B>> for CallService<S>
+where
+    S: tower::Service<http::Request<B>, Response = http::Response<tonic::body::Body>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = http::Response<CallBody>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let mut record = CallRecord {
+            rpc: rpc_label(request.uri().path()),
+            started: Instant::now(),
+            status: None,
+            metrics: self.metrics.clone(),
+            _open: request.extensions().get::<ConnectionInfo>().map(|info| info.activity.call_started()),
+        };
+        if let Err(status) = check_grpc_timeout(request.headers()) {
+            let response = status.clone().into_http::<tonic::body::Body>();
+            record.status = Some(status);
+            return Box::pin(std::future::ready(Ok(response.map(|body| CallBody::new(body, record)))));
+        }
+        let answer = self.inner.call(request);
+        Box::pin(async move {
+            let mut response = match answer.await {
+                Ok(response) => response,
+                Err(error) => {
+                    record.status.replace(Status::unknown("the service failed before answering"));
+                    return Err(error);
+                }
+            };
+            record.status = final_status(response.headers_mut());
+            Ok(response.map(|body| CallBody::new(body, record)))
+        })
+    }
+}
+
+/// A response body that finds the call's final status in its trailers and records the call when
+/// it ends or is dropped.
+pub struct CallBody {
+    inner: tonic::body::Body,
+    record: Option<CallRecord>,
+}
+
+impl CallBody {
+    fn new(inner: tonic::body::Body, record: CallRecord) -> Self {
+        Self { inner, record: Some(record) }
+    }
+}
+
+impl http_body::Body for CallBody {
+    type Data = <tonic::body::Body as http_body::Body>::Data;
+    type Error = <tonic::body::Body as http_body::Body>::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = &mut *self;
+        let mut frame = ready!(Pin::new(&mut this.inner).poll_frame(cx));
+        match frame.as_mut() {
+            Some(Ok(frame)) => {
+                if let Some(trailers) = frame.trailers_mut() {
+                    if let Some(mut record) = this.record.take() {
+                        record.status = final_status(trailers).or(record.status.take());
+                    }
+                }
+            }
+            Some(Err(error)) => {
+                if let Some(mut record) = this.record.take() {
+                    record.status = Some(Status::unknown(format!("the answer failed: {error}")));
+                }
+            }
+            // A trailers-only answer ends here with the status of its headers.
+            None => {
+                if let Some(mut record) = this.record.take() {
+                    record.status = record.status.take().or_else(|| Some(Status::unknown("the answer had no status")));
+                }
+            }
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_timeouts_parse_as_the_spec_says() {
+        assert_eq!(parse_grpc_timeout(b"200m"), Some(Duration::from_millis(200)));
+        assert_eq!(parse_grpc_timeout(b"3S"), Some(Duration::from_secs(3)));
+        assert_eq!(parse_grpc_timeout(b"1H"), Some(Duration::from_secs(3600)));
+        assert_eq!(parse_grpc_timeout(b"99999999n"), Some(Duration::from_nanos(99_999_999)));
+        assert_eq!(parse_grpc_timeout(b"123456789S"), None);
+        assert_eq!(parse_grpc_timeout(b"+5m"), None);
+        assert_eq!(parse_grpc_timeout(b" 5m"), None);
+        assert_eq!(parse_grpc_timeout(b"m"), None);
+        assert_eq!(parse_grpc_timeout(b""), None);
+        assert_eq!(parse_grpc_timeout(b"5x"), None);
+    }
+
+    #[test]
+    fn oversized_requests_are_resource_exhausted() {
+        let mut headers = HeaderMap::new();
+        Status::out_of_range("Error, decoded message length too large: found 9 bytes, the limit is: 4 bytes")
+            .add_header(&mut headers)
+            .unwrap();
+        assert_eq!(final_status(&mut headers).unwrap().code(), Code::ResourceExhausted);
+        assert_eq!(Status::from_header_map(&headers).unwrap().code(), Code::ResourceExhausted);
+        let mut other = HeaderMap::new();
+        Status::out_of_range("page past the end").add_header(&mut other).unwrap();
+        assert_eq!(final_status(&mut other).unwrap().code(), Code::OutOfRange);
+    }
+
+    #[test]
+    fn unknown_paths_share_one_label() {
+        assert_eq!(rpc_label("/nimber.v1.Solver/Solve"), "Solve");
+        assert_eq!(rpc_label("/grpc.health.v1.Health/Check"), "grpc.health.v1.Health/Check");
+        assert_eq!(rpc_label("/x.Y/Z"), "unknown");
+    }
+}

@@ -1,0 +1,240 @@
+//! What the machine (or the container) allows this process: the memory limit (cgroup v2
+//! `memory.max`, cgroup v1 `memory.limit_in_bytes`, else physical RAM), the open-file limit, and the
+//! split of a memory limit between the in-memory tables of concurrent solves. The parsers take file
+//! contents, so they are tested on samples; only the `*_from_system` functions read files.
+
+use std::path::{Path, PathBuf};
+
+/// Peak bytes per in-memory table entry, from the measured 1.3 GB peak of a full 10×10 board with a
+/// 16 Mi-entry table (77.5 bytes), rounded up.
+pub const TABLE_ENTRY_BYTES: u64 = 80;
+
+/// The share of the memory limit that the in-memory tables (the store's and every running solve's)
+/// may use together: one half. The rest is left to the store's page cache, buffers and the runtime.
+pub const TABLE_SHARE_DIVISOR: u64 = 2;
+
+/// The smallest table a solve may be given; below it searches thrash.
+pub const MIN_TABLE_ENTRIES: usize = 1 << 16;
+
+/// The memory limit used when neither a cgroup limit nor `/proc/meminfo` can be read.
+pub const FALLBACK_MEMORY_LIMIT: u64 = 2 << 30;
+
+/// Parses a byte size: plain digits, or digits followed by a unit, `KiB`/`MiB`/`GiB`/`TiB`
+/// (or `K`/`M`/`G`/`T`, also binary) or `KB`/`MB`/`GB`/`TB` (decimal), e.g. `512MiB`.
+pub fn parse_byte_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let amount: u64 = digits.parse().map_err(|_| format!("{text:?} is not a byte size such as 2147483648 or 2GiB"))?;
+    let multiplier: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        "T" | "TiB" => 1 << 40,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        other => return Err(format!("unknown unit {other:?} in {text:?} (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")),
+    };
+    amount.checked_mul(multiplier).ok_or_else(|| format!("{text:?} is too large"))
+}
+
+/// The limit in a cgroup v2 `memory.max` file: `None` for `max` (no limit).
+pub fn parse_cgroup_v2_memory_max(content: &str) -> Option<u64> {
+    content.trim().parse().ok()
+}
+
+/// The limit in a cgroup v1 `memory.limit_in_bytes` file: `None` when it means "no limit" (the
+/// kernel writes a huge page-aligned number near `i64::MAX`).
+pub fn parse_cgroup_v1_memory_limit(content: &str) -> Option<u64> {
+    content.trim().parse().ok().filter(|&limit: &u64| limit < 1 << 60)
+}
+
+/// `MemTotal` of a `/proc/meminfo` file, in bytes.
+pub fn parse_meminfo_total(content: &str) -> Option<u64> {
+    let line = content.lines().find(|line| line.starts_with("MemTotal:"))?;
+    let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kilobytes.checked_mul(1024)
+}
+
+/// The cgroup v2 path of this process from a `/proc/self/cgroup` file (the `0::PATH` line).
+pub fn parse_cgroup_v2_path(content: &str) -> Option<&str> {
+    content.lines().find_map(|line| line.strip_prefix("0::"))
+}
+
+/// The soft limit on open files from a `/proc/self/limits` file (`None` when unlimited).
+pub fn parse_open_files_soft_limit(content: &str) -> Option<u64> {
+    let line = content.lines().find(|line| line.starts_with("Max open files"))?;
+    line["Max open files".len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// The process's memory limit: its cgroup's (v2, then v1) when one is set, otherwise the share
+/// `1/divisor_of_ram` of physical RAM, otherwise [`FALLBACK_MEMORY_LIMIT`].
+pub fn memory_limit_from_system(divisor_of_ram: u64) -> u64 {
+    cgroup_memory_limit(Path::new("/"))
+        .or_else(|| {
+            let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+            parse_meminfo_total(&meminfo).map(|total| total / divisor_of_ram.max(1))
+        })
+        .unwrap_or(FALLBACK_MEMORY_LIMIT)
+}
+
+/// The cgroup memory limit seen under `root` (the file system root, or a test directory).
+fn cgroup_memory_limit(root: &Path) -> Option<u64> {
+    let cgroup_root = root.join("sys/fs/cgroup");
+    let own_path = std::fs::read_to_string(root.join("proc/self/cgroup"))
+        .ok()
+        .and_then(|content| parse_cgroup_v2_path(&content).map(|path| path.trim().trim_start_matches('/').to_string()));
+    let mut v2_candidates: Vec<PathBuf> = Vec::new();
+    if let Some(path) = own_path.filter(|path| !path.is_empty()) {
+        v2_candidates.push(cgroup_root.join(path).join("memory.max"));
+    }
+    v2_candidates.push(cgroup_root.join("memory.max"));
+    for candidate in v2_candidates {
+        if let Ok(content) = std::fs::read_to_string(&candidate) {
+            return parse_cgroup_v2_memory_max(&content);
+        }
+    }
+    let v1 = std::fs::read_to_string(cgroup_root.join("memory/memory.limit_in_bytes")).ok()?;
+    parse_cgroup_v1_memory_limit(&v1)
+}
+
+/// The soft limit on open files of this process, if it can be read.
+pub fn open_files_limit_from_system() -> Option<u64> {
+    parse_open_files_soft_limit(&std::fs::read_to_string("/proc/self/limits").ok()?)
+}
+
+/// How the memory limit is shared: how many expensive solves run at once and how many entries
+/// each in-memory table (each solve's, and the store's) may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableBudget {
+    /// Expensive solves at once.
+    pub expensive_solves: usize,
+    /// Entries of each table.
+    pub table_entries: usize,
+}
+
+/// Shares `memory_limit` between the tables: `expensive_solves` solve tables plus the store's table,
+/// each of `table_entries`, must fit in `memory_limit / TABLE_SHARE_DIVISOR` at [`TABLE_ENTRY_BYTES`]
+/// each. Unset values are derived: solves default to `cores` (as many as the budget allows with
+/// [`MIN_TABLE_ENTRIES`] each), entries to the budget's share capped at `max_table_entries`. Explicit
+/// values that do not fit are an error (never silently clamped).
+pub fn share_memory(
+    memory_limit: u64,
+    cores: usize,
+    expensive_solves: Option<usize>,
+    table_entries: Option<usize>,
+    max_table_entries: usize,
+) -> Result<TableBudget, String> {
+    let budget_entries = (memory_limit / TABLE_SHARE_DIVISOR / TABLE_ENTRY_BYTES) as usize;
+    let tables_for = |solves: usize| solves.saturating_add(1);
+    let expensive_solves = match expensive_solves {
+        Some(solves) => solves.max(1),
+        None => {
+            let by_entries = table_entries.unwrap_or(MIN_TABLE_ENTRIES).max(1);
+            (budget_entries / by_entries).saturating_sub(1).clamp(1, cores.max(1))
+        }
+    };
+    let table_entries = match table_entries {
+        Some(entries) => entries,
+        None => (budget_entries / tables_for(expensive_solves)).min(max_table_entries),
+    };
+    let needed =
+        (tables_for(expensive_solves) as u64).saturating_mul(table_entries as u64).saturating_mul(TABLE_ENTRY_BYTES);
+    if table_entries < MIN_TABLE_ENTRIES || needed > memory_limit / TABLE_SHARE_DIVISOR {
+        return Err(format!(
+            "{expensive_solves} expensive solves (--max-expensive-solves) and the store each with a table of \
+             {table_entries} entries (--table-entries; at least {MIN_TABLE_ENTRIES}) need about {needed} bytes, \
+             more than half of --memory-limit {memory_limit}: raise --memory-limit or lower the others"
+        ));
+    }
+    Ok(TableBudget { expensive_solves, table_entries })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_sizes_parse_with_binary_and_decimal_units() {
+        assert_eq!(parse_byte_size("1024"), Ok(1024));
+        assert_eq!(parse_byte_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_byte_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_byte_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_byte_size("3GB"), Ok(3_000_000_000));
+        assert!(parse_byte_size("2XB").is_err());
+        assert!(parse_byte_size("GiB").is_err());
+        assert!(parse_byte_size("99999999999999TiB").is_err());
+    }
+
+    #[test]
+    fn cgroup_v2_memory_max_is_a_number_or_max() {
+        assert_eq!(parse_cgroup_v2_memory_max("1073741824\n"), Some(1 << 30));
+        assert_eq!(parse_cgroup_v2_memory_max("max\n"), None);
+    }
+
+    #[test]
+    fn cgroup_v1_unlimited_is_none() {
+        assert_eq!(parse_cgroup_v1_memory_limit("536870912\n"), Some(512 << 20));
+        assert_eq!(parse_cgroup_v1_memory_limit("9223372036854771712\n"), None);
+    }
+
+    #[test]
+    fn meminfo_total_is_read_in_bytes() {
+        let sample = "MemTotal:        8040524 kB\nMemFree:          412356 kB\nMemAvailable:    5093436 kB\n";
+        assert_eq!(parse_meminfo_total(sample), Some(8_040_524 * 1024));
+        assert_eq!(parse_meminfo_total("MemFree: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn the_cgroup_v2_path_is_the_0_line() {
+        let sample = "12:pids:/docker/abc\n0::/system.slice/nimber.service\n";
+        assert_eq!(parse_cgroup_v2_path(sample), Some("/system.slice/nimber.service"));
+        assert_eq!(parse_cgroup_v2_path("12:pids:/x\n"), None);
+    }
+
+    #[test]
+    fn open_files_soft_limit_is_the_first_number() {
+        let sample = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max processes             127443               127443               processes \n\
+                      Max open files            1024                 524288               files     \n";
+        assert_eq!(parse_open_files_soft_limit(sample), Some(1024));
+        let unlimited = "Max open files            unlimited            unlimited            files     \n";
+        assert_eq!(parse_open_files_soft_limit(unlimited), None);
+    }
+
+    #[test]
+    fn a_cgroup_limit_under_a_test_root_is_found() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("proc/self")).unwrap();
+        std::fs::create_dir_all(root.path().join("sys/fs/cgroup/app")).unwrap();
+        std::fs::write(root.path().join("proc/self/cgroup"), "0::/app\n").unwrap();
+        std::fs::write(root.path().join("sys/fs/cgroup/app/memory.max"), "268435456\n").unwrap();
+        assert_eq!(cgroup_memory_limit(root.path()), Some(256 << 20));
+        std::fs::write(root.path().join("sys/fs/cgroup/app/memory.max"), "max\n").unwrap();
+        assert_eq!(cgroup_memory_limit(root.path()), None);
+    }
+
+    #[test]
+    fn defaults_share_the_memory_limit() {
+        // 2 GiB: 1 GiB of tables = 13.4 M entries at 80 bytes, over 4 solves + the store.
+        let budget = share_memory(2 << 30, 4, None, None, 16 << 20).unwrap();
+        assert_eq!(budget.expensive_solves, 4);
+        assert_eq!(budget.table_entries, ((1u64 << 30) / 80 / 5) as usize);
+        // A small container gets fewer slots than cores rather than tables too small to be useful.
+        let small = share_memory(32 << 20, 64, None, None, 16 << 20).unwrap();
+        assert!(small.expensive_solves < 64 && small.expensive_solves >= 1, "{small:?}");
+        assert!(small.table_entries >= MIN_TABLE_ENTRIES);
+        // Plenty of memory: the table is capped at the engine's maximum.
+        assert_eq!(share_memory(1 << 40, 2, None, None, 16 << 20).unwrap().table_entries, 16 << 20);
+    }
+
+    #[test]
+    fn explicit_values_that_exceed_the_limit_are_rejected() {
+        let error = share_memory(1 << 30, 4, Some(64), Some(16 << 20), 16 << 20).unwrap_err();
+        assert!(error.contains("--memory-limit"), "{error}");
+        assert!(share_memory(1 << 30, 4, Some(1), Some(1 << 20), 16 << 20).is_ok());
+    }
+}

@@ -1,0 +1,390 @@
+//! The transport through the real server: TCP_NODELAY, the connection cap, handshake and idle
+//! timeouts, the HTTP/2 stream cap, the message size limit's code, `grpc-timeout` validation, the
+//! metrics endpoint, counting every call, health during a drain, bounded logs, the memory limit.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{assert_idle, sample, scrape, solve_request, TestServer};
+use hyper::body::Bytes;
+use nimber::proto::{self, position::Game as P};
+use prost::Message;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tonic::Code;
+use tonic_health::pb::{health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest};
+
+/// A position answered by a closed form, at once.
+fn cheap_position() -> proto::Position {
+    proto::Position {
+        game: Some(P::Cutting(proto::Cutting { pieces: vec![proto::Piece { width: 1 << 40, height: 12345 }] })),
+    }
+}
+
+fn full_board(size: usize) -> proto::Position {
+    proto::Position { game: Some(P::Tetris(proto::Tetris { rows: vec!["0".repeat(size); size] })) }
+}
+
+/// `host:port` of the server.
+fn address(server: &TestServer) -> String {
+    server.url.strip_prefix("http://").unwrap().to_string()
+}
+
+/// Polls `condition` every 20 ms until it holds, for at most `limit`.
+async fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !condition() {
+        assert!(started.elapsed() < limit, "waited {limit:?} for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// An HTTP/2 connection (the h2 crate, no gRPC library) and the task driving it, which ends when
+/// the connection closes.
+async fn raw_connection(server: &TestServer) -> (h2::client::SendRequest<Bytes>, tokio::task::JoinHandle<()>) {
+    let socket = TcpStream::connect(address(server)).await.unwrap();
+    let (send, connection) = h2::client::handshake(socket).await.expect("the HTTP/2 handshake");
+    (send, tokio::spawn(async move { connection.await.ok().unwrap_or_default() }))
+}
+
+/// Starts a gRPC call of `path` with one message and extra headers; returns the response and its
+/// body.
+async fn raw_call(
+    send: &h2::client::SendRequest<Bytes>,
+    path: &str,
+    headers: &[(&str, &str)],
+    message: &[u8],
+) -> (http::response::Parts, h2::RecvStream) {
+    let mut request = http::Request::builder()
+        .method("POST")
+        .uri(format!("http://nimber{path}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let mut send = send.clone().ready().await.unwrap();
+    let (response, mut body) = send.send_request(request.body(()).unwrap(), false).unwrap();
+    let mut framed = vec![0u8];
+    framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    framed.extend_from_slice(message);
+    body.send_data(Bytes::from(framed), true).unwrap();
+    response.await.expect("a response").into_parts()
+}
+
+/// A unary gRPC call over `send`: its final status (from the trailers, or from the headers of a
+/// trailers-only answer).
+async fn raw_unary(
+    send: &h2::client::SendRequest<Bytes>,
+    path: &str,
+    headers: &[(&str, &str)],
+    message: &[u8],
+) -> tonic::Status {
+    let (parts, mut body) = raw_call(send, path, headers, message).await;
+    if let Some(status) = tonic::Status::from_header_map(&parts.headers) {
+        return status;
+    }
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.unwrap();
+        let _ = body.flow_control().release_capacity(chunk.len());
+    }
+    let trailers = body.trailers().await.unwrap().expect("trailers");
+    tonic::Status::from_header_map(&trailers).expect("a grpc-status")
+}
+
+/// A 5×6 board, different for each `n` below 4096, solved by a short search.
+fn small_board(n: u64) -> proto::Position {
+    let mut rows = vec!["000000".to_string(); 5];
+    rows[1] = format!("{:06b}", n % 64);
+    rows[3] = format!("{:06b}", n / 64 % 64);
+    proto::Position { game: Some(P::Tetris(proto::Tetris { rows })) }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_answers_written_apart_are_not_held_back_by_nagle() {
+    const CALLS: u64 = 200;
+    let server = TestServer::start();
+    let mut client = server.client().await;
+    client.solve(solve_request(cheap_position())).await.unwrap(); // the connection is up
+    let mut stalled = 0;
+    for n in 0..CALLS {
+        // The cheap answer is written at once, the board's a little later: with Nagle's algorithm
+        // the second write waits for the ACK of the first, which the client delays (40 ms on Linux).
+        let items = [solve_request(cheap_position()), solve_request(small_board(n))];
+        let started = Instant::now();
+        let mut responses = client.solve_stream(tokio_stream::iter(items)).await.unwrap().into_inner();
+        while let Some(response) = responses.message().await.unwrap() {
+            assert!(response.grundy.is_some());
+        }
+        if started.elapsed() >= Duration::from_millis(35) {
+            stalled += 1;
+        }
+    }
+    // Measured without TCP_NODELAY: about a fifth of the calls stall; with it: none.
+    assert!(stalled <= CALLS / 20, "{stalled} of {CALLS} calls took a delayed-ACK stall (35 ms or more)");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_connection_cap_a_new_connection_waits_for_a_free_slot_while_the_server_idles() {
+    let flags = ["--max-connections", "2", "--handshake-timeout-ms", "60000", "--metrics-listen", "127.0.0.1:0"];
+    let server = TestServer::start_with(&flags);
+    let metrics_url = server.metrics_url.clone().unwrap();
+    let first = TcpStream::connect(address(&server)).await.unwrap();
+    let _second = TcpStream::connect(address(&server)).await.unwrap();
+    let open = "nimber_connections_open{listener=\"grpc\"} 2\n";
+    wait_until(Duration::from_secs(10), "two open connections", || scrape(&metrics_url).contains(open)).await;
+
+    let url = server.url.clone();
+    let mut health = tokio::spawn(async move {
+        let channel = tonic::transport::Channel::from_shared(url).unwrap().connect().await.unwrap();
+        HealthClient::new(channel).check(HealthCheckRequest { service: String::new() }).await
+    });
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), &mut health).await.is_err(),
+        "a third connection was served at a cap of two"
+    );
+    assert_idle(server.pid());
+    drop(first);
+    let answer = tokio::time::timeout(Duration::from_secs(10), health).await.expect("served once a slot is free");
+    assert_eq!(answer.unwrap().unwrap().into_inner().status(), ServingStatus::Serving);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_file_descriptors_the_accept_loop_pauses_instead_of_spinning() {
+    let server = TestServer::start_with(&["--max-connections", "1000", "--metrics-listen", "127.0.0.1:0"]);
+    let metrics_url = server.metrics_url.clone().unwrap();
+    let open_files = std::fs::read_dir(format!("/proc/{}/fd", server.pid())).unwrap().count();
+    let limit = format!("--nofile={0}:{0}", open_files + 8);
+    let limited = Command::new("prlimit").args(["--pid", &server.pid().to_string(), &limit]).status();
+    assert!(limited.is_ok_and(|status| status.success()), "prlimit lowers the server's open-file limit");
+    let mut sockets = Vec::new();
+    for _ in 0..32 {
+        sockets.push(TcpStream::connect(address(&server)).await.unwrap());
+    }
+    // Some connections wait in the backlog: every accept fails with EMFILE until sockets close.
+    assert_idle(server.pid());
+    drop(sockets);
+    let errors = "nimber_accept_errors_total";
+    wait_until(Duration::from_secs(10), "accept errors counted", || sample(&scrape(&metrics_url), errors) > 0.0).await;
+    let mut health = HealthClient::new(server.channel().await);
+    let answer = health.check(HealthCheckRequest { service: String::new() }).await.unwrap();
+    assert_eq!(answer.into_inner().status(), ServingStatus::Serving);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_sends_half_a_preface_is_closed_at_the_handshake_timeout() {
+    let server = TestServer::start_with(&["--handshake-timeout-ms", "300"]);
+    let mut socket = TcpStream::connect(address(&server)).await.unwrap();
+    socket.write_all(&b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"[..12]).await.unwrap();
+    let mut buffer = [0u8; 256];
+    let closed = tokio::time::timeout(Duration::from_secs(5), async {
+        // The server may send its SETTINGS first; the connection ends with EOF or a reset.
+        while let Ok(read) = socket.read(&mut buffer).await {
+            if read == 0 {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "a half preface kept the connection open for 5 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_is_closed_when_idle_but_not_while_a_call_is_open() {
+    let server = TestServer::start_with(&["--idle-timeout-ms", "300", "--handshake-timeout-ms", "60000"]);
+    let (_send, connection) = raw_connection(&server).await;
+    tokio::time::timeout(Duration::from_secs(5), connection).await.expect("an idle connection is closed").unwrap();
+
+    // A Health/Watch stream is a call open for as long as the client keeps it.
+    let (send, connection) = raw_connection(&server).await;
+    let (parts, mut watch) = raw_call(&send, "/grpc.health.v1.Health/Watch", &[], &[]).await;
+    assert_eq!(parts.status, 200);
+    assert!(watch.data().await.expect("the first status").is_ok());
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(!connection.is_finished(), "a connection with an open call was closed as idle");
+    drop(watch);
+    tokio::time::timeout(Duration::from_secs(5), connection).await.expect("closed once its last call ended").unwrap();
+    drop(send);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_cap_is_advertised_in_the_http2_settings() {
+    let server = TestServer::start_with(&["--max-concurrent-streams", "7"]);
+    let socket = TcpStream::connect(address(&server)).await.unwrap();
+    let (send, connection) = h2::client::handshake(socket).await.unwrap();
+    let mut connection = std::pin::pin!(connection);
+    let request = HealthCheckRequest { service: String::new() }.encode_to_vec();
+    let call = raw_unary(&send, "/grpc.health.v1.Health/Check", &[], &request);
+    tokio::select! {
+        status = call => assert_eq!(status.code(), Code::Ok),
+        _ = &mut connection => panic!("the connection ended"),
+    }
+    // The server's SETTINGS arrive before any answer.
+    assert_eq!(connection.max_concurrent_send_streams(), 7);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_over_the_size_limit_is_resource_exhausted() {
+    let server = TestServer::start_with(&["--max-message-bytes", "1024"]);
+    let mut client = server.client().await;
+    let pieces = vec![proto::Piece { width: 1 << 40, height: 1 << 40 }; 200];
+    let big = proto::Position { game: Some(P::Cutting(proto::Cutting { pieces })) };
+    let status = client.solve(solve_request(big.clone())).await.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+
+    // In a stream the status comes in the trailers, after the items before it.
+    let items = [solve_request(cheap_position()), solve_request(big)];
+    let mut responses = client.solve_stream(tokio_stream::iter(items)).await.unwrap().into_inner();
+    assert!(responses.message().await.unwrap().unwrap().grundy.is_some());
+    let status = responses.message().await.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_grpc_timeout_is_invalid_argument_for_every_service() {
+    let server = TestServer::start();
+    let (send, _connection) = raw_connection(&server).await;
+    let solve = solve_request(cheap_position()).encode_to_vec();
+    let check = HealthCheckRequest { service: String::new() }.encode_to_vec();
+    for (path, message) in [("/nimber.v1.Solver/Solve", &solve), ("/grpc.health.v1.Health/Check", &check)] {
+        for malformed in ["+5m", "5", "123456789S", "5x", "1.5S"] {
+            let status = raw_unary(&send, path, &[("grpc-timeout", malformed)], message).await;
+            assert_eq!(status.code(), Code::InvalidArgument, "{path} {malformed}: {status:?}");
+            assert!(status.message().contains("grpc-timeout"), "{status:?}");
+        }
+        assert_eq!(raw_unary(&send, path, &[("grpc-timeout", "10S")], message).await.code(), Code::Ok);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_answer_a_request_split_across_two_writes() {
+    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let url = server.metrics_url.clone().unwrap();
+    let address = url.strip_prefix("http://").unwrap().strip_suffix("/metrics").unwrap();
+    let mut socket = TcpStream::connect(address).await.unwrap();
+    socket.set_nodelay(true).unwrap();
+    socket.write_all(b"GET /met").await.unwrap();
+    socket.flush().await.unwrap();
+    // Gives the server the chance to read the first half alone, as a single read() once did.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    socket.write_all(b"rics HTTP/1.1\r\nHost: nimber\r\n\r\n").await.unwrap();
+    let mut response = String::new();
+    socket.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.contains("nimber_requests_total") || response.contains("nimber_cache_entries"), "{response}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_call_is_counted_once_with_its_final_code() {
+    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0", "--max-message-bytes", "1024"]);
+    let url = server.metrics_url.clone().unwrap();
+    let mut health = HealthClient::new(server.channel().await);
+    health.check(HealthCheckRequest { service: String::new() }).await.unwrap();
+    let (send, _connection) = raw_connection(&server).await;
+    let solve = solve_request(cheap_position()).encode_to_vec();
+    raw_unary(&send, "/nimber.v1.Solver/Solve", &[("grpc-timeout", "5x")], &solve).await;
+    raw_unary(&send, "/no.Such/Method", &[], &solve).await;
+    raw_unary(&send, "/nimber.v1.Solver/Solve", &[], &[0xff; 2000]).await;
+    // A stream is one call; its items are counted apart.
+    let mut client = server.client().await;
+    let items = [solve_request(cheap_position()), proto::SolveRequest { position: None, id: String::new() }];
+    let mut responses = client.solve_stream(tokio_stream::iter(items)).await.unwrap().into_inner();
+    while responses.message().await.unwrap().is_some() {}
+    // A call whose client goes away.
+    let call = client.solve(solve_request(full_board(14)));
+    assert!(tokio::time::timeout(Duration::from_millis(300), call).await.is_err(), "still solving when dropped");
+
+    let counted = |labels: &str| sample(&scrape(&url), &format!("nimber_requests_total{{{labels}}}"));
+    let cancelled = "rpc=\"Solve\",code=\"CANCELLED\"";
+    wait_until(Duration::from_secs(10), "the cancelled call counted", || scrape(&url).contains(cancelled)).await;
+    assert_eq!(counted(cancelled), 1.0);
+    assert_eq!(counted("rpc=\"grpc.health.v1.Health/Check\",code=\"OK\""), 1.0);
+    assert_eq!(counted("rpc=\"Solve\",code=\"INVALID_ARGUMENT\""), 1.0);
+    assert_eq!(counted("rpc=\"unknown\",code=\"UNIMPLEMENTED\""), 1.0);
+    assert_eq!(counted("rpc=\"Solve\",code=\"RESOURCE_EXHAUSTED\""), 1.0);
+    assert_eq!(sample(&scrape(&url), "nimber_request_duration_seconds_count{rpc=\"Solve\"}"), 3.0);
+    assert_eq!(counted("rpc=\"SolveStream\",code=\"OK\""), 1.0);
+    assert_eq!(sample(&scrape(&url), "nimber_stream_items_total{code=\"OK\"}"), 1.0);
+    assert_eq!(sample(&scrape(&url), "nimber_stream_items_total{code=\"INVALID_ARGUMENT\"}"), 1.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_turns_not_serving_as_soon_as_the_drain_starts() {
+    let server = TestServer::start_with(&["--shutdown-grace-ms", "30000"]);
+    let mut health = HealthClient::new(server.channel().await);
+    let mut watches = Vec::new();
+    for service in ["", "nimber.v1.Solver"] {
+        let mut watch = health.watch(HealthCheckRequest { service: service.into() }).await.unwrap().into_inner();
+        assert_eq!(watch.message().await.unwrap().unwrap().status(), ServingStatus::Serving);
+        watches.push(watch);
+    }
+    // A call in flight keeps the drain going; the watches are existing streams, which a drain
+    // lets finish, so they see the change (new connections are refused once the drain starts).
+    let mut client = server.client().await;
+    let long_call = tokio::spawn(async move { client.solve(solve_request(full_board(14))).await });
+    server.signal_terminate();
+    for watch in &mut watches {
+        let status = tokio::time::timeout(Duration::from_secs(10), watch.message()).await.expect("a status change");
+        assert_eq!(status.unwrap().unwrap().status(), ServingStatus::NotServing);
+    }
+    assert!(!long_call.is_finished(), "the drain did not wait for the call in flight");
+    long_call.abort();
+}
+
+/// The lines of a log file.
+fn log_lines(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_of_bad_items_writes_a_bounded_log_without_colour_codes() {
+    const ITEMS: usize = 5000;
+    let directory = tempfile::tempdir().unwrap();
+    let log = directory.path().join("server.log");
+    let server = TestServer::start_logging(&["--log-lines-per-second", "20"], "debug", &log);
+    let mut client = server.client().await;
+    let items = (0..ITEMS).map(|_| proto::SolveRequest { position: None, id: String::new() });
+    let mut responses = client.solve_stream(tokio_stream::iter(items)).await.unwrap().into_inner();
+    let mut answered = 0;
+    while let Some(response) = responses.message().await.unwrap() {
+        assert_eq!(response.error.unwrap().code, Code::InvalidArgument as u32);
+        answered += 1;
+    }
+    assert_eq!(answered, ITEMS);
+    wait_until(Duration::from_secs(10), "the suppressed lines reported", || {
+        log_lines(&log).iter().any(|line| line.contains("similar lines suppressed"))
+    })
+    .await;
+    let lines = log_lines(&log);
+    let item_lines = lines.iter().filter(|line| line.contains("item failed")).count();
+    assert!((1..200).contains(&item_lines), "{item_lines} item lines for {ITEMS} bad items");
+    assert!(lines.iter().all(|line| !line.contains('\u{1b}')), "colour codes in a log file");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_are_one_object_per_line() {
+    let directory = tempfile::tempdir().unwrap();
+    let log = directory.path().join("server.log");
+    let mut server = TestServer::start_logging(&["--log-format", "json"], "info", &log);
+    assert!(server.stop());
+    let lines = log_lines(&log);
+    assert!(lines.iter().any(|line| line.contains("\"serving\"")), "{lines:?}");
+    assert!(lines.iter().all(|line| line.starts_with('{') && line.ends_with('}')), "{lines:?}");
+}
+
+#[test]
+fn tables_and_slots_beyond_the_memory_limit_are_refused_at_start() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_nimber"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data_dir.path())
+        .args(["--memory-limit", "256MiB", "--max-expensive-solves", "8", "--table-entries", "16777216"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("more than half of --memory-limit"), "{stderr}");
+}
