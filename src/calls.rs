@@ -170,8 +170,10 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let rpc = rpc_label(request.uri().path());
+        self.metrics.call_started(rpc);
         let mut record = CallRecord {
-            rpc: rpc_label(request.uri().path()),
+            rpc,
             started: Instant::now(),
             status: None,
             metrics: self.metrics.clone(),

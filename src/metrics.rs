@@ -76,6 +76,7 @@ pub struct Metrics {
     registry: Registry,
     requests: Family<CallLabels, Counter>,
     latency: Family<RpcLabel, Histogram, fn() -> Histogram>,
+    calls_in_flight: Family<RpcLabel, Gauge>,
     stream_items: Family<CodeLabel, Counter>,
     positions_computed: Counter,
     cache_hits: Counter,
@@ -100,6 +101,7 @@ impl Metrics {
             registry: Registry::default(),
             requests: Family::default(),
             latency: Family::new_with_constructor(latency_histogram as fn() -> Histogram),
+            calls_in_flight: Family::default(),
             stream_items: Family::default(),
             positions_computed: Counter::default(),
             cache_hits: Counter::default(),
@@ -119,6 +121,11 @@ impl Metrics {
             "nimber_request_duration_seconds",
             "Call latency by RPC, until the last byte of the answer",
             metrics.latency.clone(),
+        );
+        registry.register(
+            "nimber_calls_in_flight",
+            "Calls of every service being answered now, by RPC",
+            metrics.calls_in_flight.clone(),
         );
         registry.register(
             "nimber_stream_items",
@@ -166,8 +173,14 @@ impl Metrics {
         metrics
     }
 
+    /// Counts a call of `rpc` that starts being answered (ended by [`Metrics::record_call`]).
+    pub fn call_started(&self, rpc: &'static str) {
+        self.calls_in_flight.get_or_create(&RpcLabel { rpc }).inc();
+    }
+
     /// Records one finished call of `rpc` with final status `code` that took `elapsed`.
     pub fn record_call(&self, rpc: &'static str, code: tonic::Code, elapsed: Duration) {
+        self.calls_in_flight.get_or_create(&RpcLabel { rpc }).dec();
         self.requests.get_or_create(&CallLabels { rpc, code: code_name(code) }).inc();
         self.latency.get_or_create(&RpcLabel { rpc }).observe(elapsed.as_secs_f64());
     }

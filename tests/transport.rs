@@ -313,7 +313,8 @@ async fn every_call_is_counted_once_with_its_final_code() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_turns_not_serving_as_soon_as_the_drain_starts() {
-    let server = TestServer::start_with(&["--shutdown-grace-ms", "30000"]);
+    let server = TestServer::start_with(&["--shutdown-grace-ms", "30000", "--metrics-listen", "127.0.0.1:0"]);
+    let metrics_url = server.metrics_url.clone().unwrap();
     let mut health = HealthClient::new(server.channel().await);
     let mut watches = Vec::new();
     for service in ["", "nimber.v1.Solver"] {
@@ -325,6 +326,8 @@ async fn health_turns_not_serving_as_soon_as_the_drain_starts() {
     // lets finish, so they see the change (new connections are refused once the drain starts).
     let mut client = server.client().await;
     let long_call = tokio::spawn(async move { client.solve(solve_request(full_board(14))).await });
+    let solving = |metrics: &str| sample(metrics, "nimber_calls_in_flight{rpc=\"Solve\"}") == 1.0;
+    wait_until(Duration::from_secs(10), "the long call in flight", || solving(&scrape(&metrics_url))).await;
     server.signal_terminate();
     for watch in &mut watches {
         let status = tokio::time::timeout(Duration::from_secs(10), watch.message()).await.expect("a status change");
