@@ -7,6 +7,7 @@
 pub mod cache;
 pub mod convert;
 pub mod games;
+pub mod jobs;
 pub mod judge;
 pub mod metrics;
 pub mod random;
@@ -20,4 +21,18 @@ pub mod proto {
 
     /// The encoded file descriptor set, served by gRPC reflection.
     pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("nimber_descriptor");
+}
+
+/// The generated messages and services of the standard Google packages `nimber.v1` uses.
+pub mod google {
+    /// `google.longrunning`: the Operations service and the Operation message (AIP-151).
+    pub mod longrunning {
+        #![allow(missing_docs, clippy::all)]
+        tonic::include_proto!("google.longrunning");
+    }
+    /// `google.rpc`: the Status message.
+    pub mod rpc {
+        #![allow(missing_docs, clippy::all)]
+        tonic::include_proto!("google.rpc");
+    }
 }

@@ -64,6 +64,15 @@ struct ServeArgs {
     /// Serve Prometheus metrics on `GET /metrics` at this address (default: off).
     #[arg(long, env = "NIMBER_METRICS_LISTEN")]
     metrics_listen: Option<SocketAddr>,
+    /// Directory of the job store (long-running Explore jobs; created when missing).
+    #[arg(long, env = "NIMBER_JOBS_DIR", default_value = "nimber-jobs")]
+    jobs_dir: PathBuf,
+    /// How many Explore jobs run at once (on their own threads, at a lower CPU priority).
+    #[arg(long, env = "NIMBER_MAX_JOBS", default_value_t = 1)]
+    max_jobs: usize,
+    /// How long a finished operation is kept unless deleted (e.g. 7d, 12h, 30m).
+    #[arg(long, env = "NIMBER_JOB_RETENTION", default_value = "7d", value_parser = humantime::parse_duration)]
+    job_retention: Duration,
 }
 
 fn main() -> ExitCode {
@@ -94,6 +103,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
         max_expensive_solves: args.max_expensive_solves.unwrap_or(defaults.max_expensive_solves).max(1),
         metrics_listen: args.metrics_listen,
+        jobs: nimber::jobs::runner::JobsConfig {
+            dir: args.jobs_dir,
+            max_jobs: args.max_jobs.max(1),
+            retention: args.job_retention,
+            table_limit: args.table_entries,
+        },
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {

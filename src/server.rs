@@ -33,6 +33,8 @@ pub struct ServerConfig {
     pub max_expensive_solves: usize,
     /// Where to serve Prometheus metrics (`GET /metrics`), if anywhere.
     pub metrics_listen: Option<SocketAddr>,
+    /// Long-running jobs: their store, worker limit and retention.
+    pub jobs: crate::jobs::runner::JobsConfig,
 }
 
 /// The defaults documented in the README: `./nimber-data`, 60 s, 16 Mi entries, 16 MiB, 10 s,
@@ -47,6 +49,7 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(10),
             max_expensive_solves: std::thread::available_parallelism().map_or(2, |cores| cores.get()),
             metrics_listen: None,
+            jobs: crate::jobs::runner::JobsConfig::default(),
         }
     }
 }
@@ -56,6 +59,7 @@ pub struct Server {
     listener: TcpListener,
     metrics_listener: Option<TcpListener>,
     store: Arc<Store>,
+    jobs: Arc<crate::jobs::runner::Runner>,
     config: ServerConfig,
 }
 
@@ -63,13 +67,14 @@ impl Server {
     /// Opens the store in `config.data_dir` and binds `listen` (port 0 picks a free port).
     pub async fn bind(listen: SocketAddr, config: ServerConfig) -> anyhow::Result<Self> {
         let store = Arc::new(Store::open(&config.data_dir, config.table_limit)?);
+        let jobs = crate::jobs::runner::Runner::start(config.jobs.clone(), store.clone())?;
         let listener =
             TcpListener::bind(listen).await.map_err(|error| anyhow::anyhow!("cannot listen on {listen}: {error}"))?;
         let metrics_listener = match config.metrics_listen {
             Some(address) => Some(metrics::bind(address).await?),
             None => None,
         };
-        Ok(Self { listener, metrics_listener, store, config })
+        Ok(Self { listener, metrics_listener, store, jobs, config })
     }
 
     /// The address the server listens on.
@@ -91,12 +96,16 @@ impl Server {
             table_limit: self.config.table_limit,
             expensive_slots: Arc::new(tokio::sync::Semaphore::new(self.config.max_expensive_solves)),
             metrics: metrics.clone(),
+            jobs: self.jobs.clone(),
         };
         let metrics_task = self
             .metrics_listener
             .map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics, self.store.clone())));
         let solver = proto::solver_server::SolverServer::new(SolverService::new(engine))
             .max_decoding_message_size(self.config.max_message_bytes);
+        let operations = crate::google::longrunning::operations_server::OperationsServer::new(
+            crate::jobs::operations::OperationsService::new(self.jobs.clone()),
+        );
         let reflection_v1 = tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -114,6 +123,7 @@ impl Server {
         let signalled = stopping.clone();
         let serve = tonic::transport::Server::builder()
             .add_service(solver)
+            .add_service(operations)
             .add_service(reflection_v1)
             .add_service(reflection_v1alpha)
             .add_service(health)
@@ -129,6 +139,8 @@ impl Server {
                 tracing::warn!(?grace, "calls still open after the grace period; closing them");
             }
         }
+        let jobs = self.jobs.clone();
+        let _ = tokio::task::spawn_blocking(move || jobs.shutdown()).await;
         if let Some(task) = metrics_task {
             task.abort();
         }

@@ -29,6 +29,8 @@ pub struct EngineConfig {
     pub expensive_slots: Arc<tokio::sync::Semaphore>,
     /// Where calls and solves are counted.
     pub metrics: Arc<Metrics>,
+    /// The runner of long-running jobs (Explore).
+    pub jobs: Arc<crate::jobs::runner::Runner>,
 }
 
 /// Everything that can go wrong with a call, mapped to a status by [`to_status`].
@@ -356,6 +358,22 @@ impl proto::solver_server::Solver for SolverService {
             })
             .buffered(STREAM_PARALLELISM);
         Ok(Response::new(Box::pin(responses)))
+    }
+
+    async fn explore(
+        &self,
+        request: Request<proto::ExploreRequest>,
+    ) -> Result<Response<crate::google::longrunning::Operation>, Status> {
+        crate::jobs::operations::explore(&self.engine.jobs, request.into_inner()).await.map(Response::new)
+    }
+
+    type WatchExploreStream = crate::jobs::operations::OperationStream;
+
+    async fn watch_explore(
+        &self,
+        request: Request<proto::WatchExploreRequest>,
+    ) -> Result<Response<Self::WatchExploreStream>, Status> {
+        crate::jobs::operations::watch(&self.engine.jobs, request.into_inner().name).await.map(Response::new)
     }
 }
 

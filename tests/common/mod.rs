@@ -19,6 +19,7 @@ pub struct TestServer {
     /// `http://127.0.0.1:PORT/metrics`, when started with `--metrics-listen`.
     pub metrics_url: Option<String>,
     _temp: Option<tempfile::TempDir>,
+    _jobs_temp: Option<tempfile::TempDir>,
 }
 
 impl TestServer {
@@ -27,12 +28,16 @@ impl TestServer {
         Self::start_with(&[])
     }
 
-    /// A server on `data_dir` with extra `serve` flags.
+    /// A server on `data_dir` with extra `serve` flags (and a fresh temporary job store unless
+    /// `--jobs-dir` is among them).
     pub fn start_in(data_dir: &Path, flags: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_nimber"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(data_dir)
-            .args(flags)
+        let jobs_temp = (!flags.contains(&"--jobs-dir")).then(|| tempfile::tempdir().expect("a temporary directory"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_nimber"));
+        command.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"]).arg(data_dir).args(flags);
+        if let Some(jobs) = &jobs_temp {
+            command.arg("--jobs-dir").arg(jobs.path());
+        }
+        let mut child = command
             .env("RUST_LOG", std::env::var("NIMBER_TEST_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(Stdio::piped())
             .spawn()
@@ -59,6 +64,7 @@ impl TestServer {
             data_dir: data_dir.to_path_buf(),
             metrics_url,
             _temp: None,
+            _jobs_temp: jobs_temp,
         }
     }
 
