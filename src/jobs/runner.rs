@@ -563,7 +563,7 @@ impl Shared {
             let position = Position::Tetris(Box::new(board.clone()));
             let memo = solver.memo;
             let (value, cached) = match position.value_without_search(&|game, key| memo.get(game, key)) {
-                Some((value, _)) => (value, true),
+                Some((value, found)) => (value, found > 0),
                 None => (position.value(solver)?, false),
             };
             let row = proto::ExploreRow {

@@ -99,6 +99,16 @@ impl TestServer {
     }
 }
 
+impl TestServer {
+    /// Kills the server at once (SIGKILL, as `kill -9`) and waits for it to be gone.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 impl Drop for TestServer {
     fn drop(&mut self) {
         self.stop();
@@ -197,4 +207,12 @@ pub fn engine_value(position: &nimber::proto::Position) -> nimber::games::Value 
     use nimber::games::Game;
     let domain = nimber::convert::position_from_proto(Some(position.clone())).expect("a valid position");
     domain.value(&mut nimber::games::Solver::in_memory()).expect("no budget")
+}
+
+/// CPU time (user + system) process `pid` has used so far, in clock ticks, from `/proc/PID/stat`.
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process's /proc entry");
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
