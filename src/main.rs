@@ -1,5 +1,7 @@
 //! The `nimber` command line: `serve` runs the gRPC service, `judge` speaks the original problems'
-//! formats over standard input and output.
+//! formats over standard input and output, `explore` and `jobs` run and manage analysis jobs.
+
+mod cli;
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -35,6 +37,10 @@ enum Command {
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
+    /// Runs an analysis job (on a server with --server, otherwise in this process) and prints its table.
+    Explore(cli::ExploreArgs),
+    /// Lists, shows, watches, cancels or deletes a server's analysis jobs.
+    Jobs(cli::JobsArgs),
 }
 
 #[derive(clap::Args)]
@@ -83,6 +89,8 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Serve(args) => serve(args),
         Command::Judge { problem, data_dir } => run_judge(problem, data_dir),
+        Command::Explore(args) => cli::explore(args),
+        Command::Jobs(args) => cli::jobs(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
