@@ -18,9 +18,9 @@ pub const MAX_REQUEST_ID: usize = 128;
 #[derive(Clone, Debug)]
 pub enum Job {
     /// The value of one position.
-    Solve(Position),
+    Solve(Box<Position>),
     /// The best move of one position.
-    BestMove(Position),
+    BestMove(Box<Position>),
     /// The value of every board of a family.
     Family(Family),
 }
@@ -37,8 +37,8 @@ pub enum Family {
     },
     /// Every board obtained from `board` by blocking up to `max_blocked` of its free cells.
     SubBoards {
-        /// The original board.
-        board: Board,
+        /// The original board (boxed: a board is half a kilobyte).
+        board: Box<Board>,
         /// The most cells to block.
         max_blocked: usize,
     },
@@ -83,14 +83,14 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
         .clone()
         .ok_or_else(|| invalid("job is required: set one of solve, best_move, full_boards, sub_boards".into()))?;
     Ok(match job {
-        ProtoJob::Solve(solve) => Job::Solve(
+        ProtoJob::Solve(solve) => Job::Solve(Box::new(
             convert::position_from_proto(solve.position)
                 .map_err(|error| invalid(format!("solve.position: {}", error.0)))?,
-        ),
-        ProtoJob::BestMove(best) => Job::BestMove(
+        )),
+        ProtoJob::BestMove(best) => Job::BestMove(Box::new(
             convert::position_from_proto(best.position)
                 .map_err(|error| invalid(format!("best_move.position: {}", error.0)))?,
-        ),
+        )),
         ProtoJob::FullBoards(full) => {
             let rows = side_range("full_boards", "rows", full.min_rows, full.max_rows)?;
             let columns = side_range("full_boards", "columns", full.min_columns, full.max_columns)?;
@@ -109,7 +109,7 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
                     sub.max_blocked
                 )));
             }
-            Job::Family(Family::SubBoards { board, max_blocked })
+            Job::Family(Family::SubBoards { board: Box::new(board), max_blocked })
         }
     })
 }

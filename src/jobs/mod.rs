@@ -88,7 +88,7 @@ impl JobRecord {
             name: self.name.clone(),
             metadata: Some(prost_types::Any {
                 type_url: PROGRESS_TYPE_URL.into(),
-                value: self.progress.clone().unwrap_or_default().encode_to_vec(),
+                value: self.progress.unwrap_or_default().encode_to_vec(),
             }),
             done,
             result,

@@ -104,7 +104,7 @@ struct Live {
 
 impl Live {
     fn start(record: &JobRecord, cpu_clock: Option<libc::clockid_t>) -> Self {
-        let progress = record.progress.clone().unwrap_or_default();
+        let progress = record.progress.unwrap_or_default();
         let duration = |value: Option<prost_types::Duration>| value.and_then(|d| d.try_into().ok()).unwrap_or_default();
         Self {
             cancel: Arc::new(AtomicBool::new(false)),
