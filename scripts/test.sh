@@ -8,4 +8,5 @@ cd "$(dirname "$0")/.."
 cargo test --release --locked
 scripts/readme-commands.sh
 scripts/grpcurl-smoke.sh
+scripts/jobs-smoke.sh
 scripts/crash-test.sh

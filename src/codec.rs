@@ -74,6 +74,31 @@ request!(proto::AnalyzeRequest, "nimber.v1.AnalyzeRequest");
 response!(proto::SolveResponse, "nimber.v1.SolveResponse");
 response!(proto::BestMoveResponse, "nimber.v1.BestMoveResponse");
 response!(proto::AnalyzeResponse, "nimber.v1.AnalyzeResponse");
+response!(crate::google::longrunning::Operation, "google.longrunning.Operation");
+
+/// An Explore request: the position of a `solve` or `best_move` job has the limits of a Solve or
+/// BestMove request; a family's few numbers and one board are checked by its constructor.
+impl Checked for proto::ExploreRequest {
+    const NAME: &'static str = "nimber.v1.ExploreRequest";
+    const UNDECODABLE: Code = Code::InvalidArgument;
+    fn check(body: &[u8]) -> Result<(), InvalidArgument> {
+        let malformed = |error: Malformed| InvalidArgument(format!("the body is not a valid {}: {error}", Self::NAME));
+        for field in Fields::new(body) {
+            match field.map_err(malformed)? {
+                (1, Wire::Bytes(solve)) => check_request(solve, "nimber.v1.SolveRequest")?,
+                (2, Wire::Bytes(best_move)) => check_request(best_move, "nimber.v1.BestMoveRequest")?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A WatchExplore request holds an operation's name only.
+impl Checked for proto::WatchExploreRequest {
+    const NAME: &'static str = "nimber.v1.WatchExploreRequest";
+    const UNDECODABLE: Code = Code::InvalidArgument;
+}
 
 /// The codec: prost's encoder, and [`CheckedDecoder`].
 #[derive(Debug, Clone)]

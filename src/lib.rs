@@ -9,6 +9,7 @@ pub mod calls;
 pub mod codec;
 pub mod convert;
 pub mod games;
+pub mod jobs;
 pub mod judge;
 pub mod limits;
 pub mod logging;
@@ -25,4 +26,18 @@ pub mod proto {
 
     /// The encoded file descriptor set, served by gRPC reflection.
     pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("nimber_descriptor");
+}
+
+/// The generated messages and services of the standard Google packages `nimber.v1` uses.
+pub mod google {
+    /// `google.longrunning`: the Operations service and the Operation message (AIP-151).
+    pub mod longrunning {
+        #![allow(missing_docs, clippy::all)]
+        tonic::include_proto!("google.longrunning");
+    }
+    /// `google.rpc`: the Status message.
+    pub mod rpc {
+        #![allow(missing_docs, clippy::all)]
+        tonic::include_proto!("google.rpc");
+    }
 }

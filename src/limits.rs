@@ -116,20 +116,21 @@ pub struct TableBudget {
     pub table_entries: usize,
 }
 
-/// Shares `memory_limit` between the tables: `expensive_solves` solve tables plus the store's table,
-/// each of `table_entries`, must fit in `memory_limit / TABLE_SHARE_DIVISOR` at [`TABLE_ENTRY_BYTES`]
+/// Shares `memory_limit` between the tables: `expensive_solves` solve tables, the store's table and
+/// one table for each of the `jobs` Explore jobs that run at once, each of `table_entries`, must fit in `memory_limit / TABLE_SHARE_DIVISOR` at [`TABLE_ENTRY_BYTES`]
 /// each. Unset values are derived: solves default to `cores` (as many as the budget allows with
 /// [`MIN_TABLE_ENTRIES`] each), entries to the budget's share capped at `max_table_entries`. Explicit
 /// values that do not fit are an error (never silently clamped).
 pub fn share_memory(
     memory_limit: u64,
     cores: usize,
+    jobs: usize,
     expensive_solves: Option<usize>,
     table_entries: Option<usize>,
     max_table_entries: usize,
 ) -> Result<TableBudget, String> {
     let budget_entries = (memory_limit / TABLE_SHARE_DIVISOR / TABLE_ENTRY_BYTES) as usize;
-    let tables_for = |solves: usize| solves.saturating_add(1);
+    let tables_for = |solves: usize| solves.saturating_add(1).saturating_add(jobs);
     let expensive_solves = match expensive_solves {
         Some(solves) => solves.max(1),
         None => {
@@ -145,7 +146,7 @@ pub fn share_memory(
         (tables_for(expensive_solves) as u64).saturating_mul(table_entries as u64).saturating_mul(TABLE_ENTRY_BYTES);
     if table_entries < MIN_TABLE_ENTRIES || needed > memory_limit / TABLE_SHARE_DIVISOR {
         return Err(format!(
-            "{expensive_solves} expensive solves (--max-expensive-solves) and the store each with a table of \
+            "{expensive_solves} expensive solves (--max-expensive-solves), {jobs} jobs (--max-jobs) and the store, each with a table of \
              {table_entries} entries (--table-entries; at least {MIN_TABLE_ENTRIES}) need about {needed} bytes, \
              more than half of --memory-limit {memory_limit}: raise --memory-limit or lower the others"
         ));
@@ -220,21 +221,25 @@ mod tests {
     #[test]
     fn defaults_share_the_memory_limit() {
         // 2 GiB: 1 GiB of tables = 13.4 M entries at 80 bytes, over 4 solves + the store.
-        let budget = share_memory(2 << 30, 4, None, None, 16 << 20).unwrap();
+        let budget = share_memory(2 << 30, 4, 0, None, None, 16 << 20).unwrap();
         assert_eq!(budget.expensive_solves, 4);
         assert_eq!(budget.table_entries, ((1u64 << 30) / 80 / 5) as usize);
         // A small container gets fewer slots than cores rather than tables too small to be useful.
-        let small = share_memory(32 << 20, 64, None, None, 16 << 20).unwrap();
+        let small = share_memory(32 << 20, 64, 0, None, None, 16 << 20).unwrap();
         assert!(small.expensive_solves < 64 && small.expensive_solves >= 1, "{small:?}");
         assert!(small.table_entries >= MIN_TABLE_ENTRIES);
         // Plenty of memory: the table is capped at the engine's maximum.
-        assert_eq!(share_memory(1 << 40, 2, None, None, 16 << 20).unwrap().table_entries, 16 << 20);
+        assert_eq!(share_memory(1 << 40, 2, 0, None, None, 16 << 20).unwrap().table_entries, 16 << 20);
     }
 
     #[test]
     fn explicit_values_that_exceed_the_limit_are_rejected() {
-        let error = share_memory(1 << 30, 4, Some(64), Some(16 << 20), 16 << 20).unwrap_err();
+        let error = share_memory(1 << 30, 4, 0, Some(64), Some(16 << 20), 16 << 20).unwrap_err();
         assert!(error.contains("--memory-limit"), "{error}");
-        assert!(share_memory(1 << 30, 4, Some(1), Some(1 << 20), 16 << 20).is_ok());
+        assert!(share_memory(1 << 30, 4, 0, Some(1), Some(1 << 20), 16 << 20).is_ok());
+        // Each job has a table too.
+        let with_jobs = share_memory(1 << 30, 4, 2, Some(1), None, 16 << 20).unwrap();
+        let without = share_memory(1 << 30, 4, 0, Some(1), None, 16 << 20).unwrap();
+        assert!(with_jobs.table_entries <= without.table_entries / 2 + 1, "{with_jobs:?} {without:?}");
     }
 }

@@ -1,5 +1,7 @@
 //! The `nimber` command line: `serve` runs the gRPC service, `judge` speaks the original problems'
-//! formats over standard input and output.
+//! formats over standard input and output, `explore` and `jobs` run and manage analysis jobs.
+
+mod cli;
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -40,6 +42,10 @@ enum Command {
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
+    /// Runs an analysis job (on a server with --server, otherwise in this process) and prints its table.
+    Explore(cli::ExploreArgs),
+    /// Lists, shows, watches, cancels or deletes a server's analysis jobs.
+    Jobs(cli::JobsArgs),
 }
 
 #[derive(clap::Args)]
@@ -99,6 +105,15 @@ struct ServeArgs {
     /// in a "N similar lines suppressed" line (0: no limit).
     #[arg(long, env = "NIMBER_LOG_LINES_PER_SECOND", default_value_t = logging::DEFAULT_REQUEST_LINES_PER_SECOND)]
     log_lines_per_second: u32,
+    /// Directory of the job store (long-running Explore jobs; created when missing).
+    #[arg(long, env = "NIMBER_JOBS_DIR", default_value = "nimber-jobs")]
+    jobs_dir: PathBuf,
+    /// How many Explore jobs run at once (on their own threads, at a lower CPU priority).
+    #[arg(long, env = "NIMBER_MAX_JOBS", default_value_t = 1)]
+    max_jobs: usize,
+    /// How long a finished operation is kept unless deleted (e.g. 7d, 12h, 30m).
+    #[arg(long, env = "NIMBER_JOB_RETENTION", default_value = "7d", value_parser = humantime::parse_duration)]
+    job_retention: Duration,
 }
 
 fn main() -> ExitCode {
@@ -107,6 +122,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(args),
         Command::Judge { problem, data_dir } => run_judge(problem, data_dir),
+        Command::Explore(args) => cli::explore(args),
+        Command::Jobs(args) => cli::jobs(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -121,9 +138,15 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     logging::set_request_lines_per_second(args.log_lines_per_second);
     let memory_limit = args.memory_limit.unwrap_or_else(|| limits::memory_limit_from_system(2));
     let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
-    let budget =
-        limits::share_memory(memory_limit, cores, args.max_expensive_solves, args.table_entries, DEFAULT_TABLE_LIMIT)
-            .map_err(anyhow::Error::msg)?;
+    let budget = limits::share_memory(
+        memory_limit,
+        cores,
+        args.max_jobs.max(1),
+        args.max_expensive_solves,
+        args.table_entries,
+        DEFAULT_TABLE_LIMIT,
+    )
+    .map_err(anyhow::Error::msg)?;
     tracing::info!(
         memory_limit,
         expensive_solves = budget.expensive_solves,
@@ -144,6 +167,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_concurrent_streams: args.max_concurrent_streams.max(1),
         keepalive_interval: Duration::from_millis(args.keepalive_interval_ms.max(1)),
         keepalive_timeout: Duration::from_millis(args.keepalive_timeout_ms.max(1)),
+        jobs: nimber::jobs::runner::JobsConfig {
+            dir: args.jobs_dir,
+            max_jobs: args.max_jobs.max(1),
+            retention: args.job_retention,
+            table_limit: budget.table_entries,
+        },
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {

@@ -48,6 +48,8 @@ pub struct ServerConfig {
     pub keepalive_interval: Duration,
     /// A connection whose HTTP/2 PING is not answered within this is closed.
     pub keepalive_timeout: Duration,
+    /// Long-running jobs: their store, worker limit and retention.
+    pub jobs: crate::jobs::runner::JobsConfig,
 }
 
 /// The default of `--max-message-bytes`: 4 MiB, gRPC's default.
@@ -68,10 +70,11 @@ impl Default for ServerConfig {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |cores| cores.get());
         let memory_limit = crate::limits::memory_limit_from_system(2);
-        let budget =
-            crate::limits::share_memory(memory_limit, cores, None, None, crate::games::DEFAULT_TABLE_LIMIT).unwrap_or(
-                crate::limits::TableBudget { expensive_solves: 1, table_entries: crate::limits::MIN_TABLE_ENTRIES },
-            );
+        let budget = crate::limits::share_memory(memory_limit, cores, 1, None, None, crate::games::DEFAULT_TABLE_LIMIT)
+            .unwrap_or(crate::limits::TableBudget {
+                expensive_solves: 1,
+                table_entries: crate::limits::MIN_TABLE_ENTRIES,
+            });
         Self {
             data_dir: PathBuf::from("nimber-data"),
             max_solve_time: Duration::from_secs(60),
@@ -86,6 +89,7 @@ impl Default for ServerConfig {
             max_concurrent_streams: 256,
             keepalive_interval: Duration::from_secs(60),
             keepalive_timeout: Duration::from_secs(20),
+            jobs: crate::jobs::runner::JobsConfig::default(),
         }
     }
 }
@@ -95,6 +99,7 @@ pub struct Server {
     listener: TcpListener,
     metrics_listener: Option<TcpListener>,
     store: Arc<Store>,
+    jobs: Arc<crate::jobs::runner::Runner>,
     config: ServerConfig,
 }
 
@@ -102,13 +107,14 @@ impl Server {
     /// Opens the store in `config.data_dir` and binds `listen` (port 0 picks a free port).
     pub async fn bind(listen: SocketAddr, config: ServerConfig) -> anyhow::Result<Self> {
         let store = Arc::new(Store::open(&config.data_dir, config.table_limit)?);
+        let jobs = crate::jobs::runner::Runner::start(config.jobs.clone(), store.clone())?;
         let listener =
             TcpListener::bind(listen).await.map_err(|error| anyhow::anyhow!("cannot listen on {listen}: {error}"))?;
         let metrics_listener = match config.metrics_listen {
             Some(address) => Some(metrics::bind(address).await?),
             None => None,
         };
-        Ok(Self { listener, metrics_listener, store, config })
+        Ok(Self { listener, metrics_listener, store, jobs, config })
     }
 
     /// The address the server listens on.
@@ -130,12 +136,16 @@ impl Server {
             table_limit: self.config.table_limit,
             expensive_slots: Arc::new(tokio::sync::Semaphore::new(self.config.max_expensive_solves)),
             metrics: metrics.clone(),
+            jobs: self.jobs.clone(),
         };
         let suppressed_lines_task = tokio::spawn(crate::logging::report_suppressed_every(Duration::from_secs(1)));
         let metrics_task =
             self.metrics_listener.map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics.clone())));
         let solver = proto::solver_server::SolverServer::new(SolverService::new(engine))
             .max_decoding_message_size(self.config.max_message_bytes);
+        let operations = crate::google::longrunning::operations_server::OperationsServer::new(
+            crate::jobs::operations::OperationsService::new(self.jobs.clone()),
+        );
         let reflection_v1 = tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -166,6 +176,7 @@ impl Server {
             .http2_keepalive_timeout(Some(config.keepalive_timeout))
             .layer(CallLayer::new(metrics.clone()))
             .add_service(solver)
+            .add_service(operations)
             .add_service(reflection_v1)
             .add_service(reflection_v1alpha)
             .add_service(health)
@@ -184,6 +195,8 @@ impl Server {
                 tracing::warn!(?grace, "calls still open after the grace period; closing them");
             }
         }
+        let jobs = self.jobs.clone();
+        let _ = tokio::task::spawn_blocking(move || jobs.shutdown()).await;
         if let Some(task) = metrics_task {
             task.abort();
         }

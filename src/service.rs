@@ -30,6 +30,8 @@ pub struct EngineConfig {
     pub expensive_slots: Arc<tokio::sync::Semaphore>,
     /// Where calls and solves are counted.
     pub metrics: Arc<Metrics>,
+    /// The runner of long-running jobs (Explore).
+    pub jobs: Arc<crate::jobs::runner::Runner>,
 }
 
 /// Everything that can go wrong with a call, mapped to a status by [`to_status`].
@@ -395,6 +397,22 @@ impl proto::solver_server::Solver for SolverService {
             .buffered(STREAM_PARALLELISM);
         Ok(Response::new(Box::pin(responses)))
     }
+
+    async fn explore(
+        &self,
+        request: Request<proto::ExploreRequest>,
+    ) -> Result<Response<crate::google::longrunning::Operation>, Status> {
+        crate::jobs::operations::explore(&self.engine.jobs, request.into_inner()).await.map(Response::new)
+    }
+
+    type WatchExploreStream = crate::jobs::operations::OperationStream;
+
+    async fn watch_explore(
+        &self,
+        request: Request<proto::WatchExploreRequest>,
+    ) -> Result<Response<Self::WatchExploreStream>, Status> {
+        crate::jobs::operations::watch(&self.engine.jobs, request.into_inner().name).await.map(Response::new)
+    }
 }
 
 #[cfg(test)]
@@ -416,12 +434,15 @@ mod tests {
         let slots = Arc::new(tokio::sync::Semaphore::new(1));
         let metrics = Arc::new(Metrics::default());
         let store = Arc::new(Store::temporary(1024));
+        let jobs_dir = tempfile::tempdir().unwrap();
+        let jobs = crate::jobs::runner::JobsConfig { dir: jobs_dir.path().to_path_buf(), ..Default::default() };
         let service = SolverService::new(EngineConfig {
             store: store.clone(),
             max_solve_time: Duration::from_secs(60),
             table_limit: 1024,
             expensive_slots: slots.clone(),
             metrics: metrics.clone(),
+            jobs: crate::jobs::runner::Runner::start(jobs, store.clone()).unwrap(),
         });
         let position = || Position::DiagonalWalk(crate::games::diagonal_walk::Walk::new(9, 9, 2, 1, 1).unwrap());
         let deadline = Instant::now() + Duration::from_secs(60);

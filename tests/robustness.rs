@@ -70,6 +70,8 @@ impl Spawned {
         let mut child = Command::new(env!("CARGO_BIN_EXE_nimber"))
             .args(["serve", "--listen", "127.0.0.1:0", "--shutdown-grace-ms", "5000", "--data-dir"])
             .arg(data_dir)
+            .arg("--jobs-dir")
+            .arg(logs.path().join("jobs"))
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr).unwrap())

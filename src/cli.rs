@@ -1,0 +1,432 @@
+//! `nimber explore` (run an analysis job on a server, or in this process) and `nimber jobs`
+//! (manage a server's jobs): progress on the terminal (a bar) or as plain lines, the table as
+//! text, CSV or JSON.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures_util::{Stream, StreamExt};
+use prost::Message;
+
+use nimber::cache::Store;
+use nimber::games::{Memo, DEFAULT_TABLE_LIMIT};
+use nimber::google::longrunning::{self as lro, operation::Result as OperationResult, Operation};
+use nimber::jobs::runner::{JobsConfig, Runner};
+use nimber::proto::{self, explore_request::Job};
+
+/// How to print a table.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned columns.
+    Table,
+    /// Comma-separated values with a header line.
+    Csv,
+    /// One JSON array of rows.
+    Json,
+}
+
+/// What `nimber explore` computes.
+#[derive(clap::Subcommand)]
+pub enum ExploreJob {
+    /// The value of every full board of the 2×2 placement game in a range of sizes.
+    FullBoards {
+        /// The fewest rows.
+        #[arg(long, default_value_t = 1)]
+        min_rows: u32,
+        /// The most rows (at most 16).
+        #[arg(long)]
+        max_rows: u32,
+        /// The fewest columns.
+        #[arg(long, default_value_t = 1)]
+        min_columns: u32,
+        /// The most columns (at most 16).
+        #[arg(long)]
+        max_columns: u32,
+    },
+    /// The value of every board obtained by blocking up to `--max-blocked` free cells of a board,
+    /// deduplicated by symmetry.
+    SubBoards {
+        /// The board's rows, comma-separated, '0' free and '1' blocked (e.g. 0000,0010,0000).
+        #[arg(long, value_delimiter = ',')]
+        board: Vec<String>,
+        /// The most free cells to block.
+        #[arg(long)]
+        max_blocked: u32,
+    },
+    /// The value of one 2×2-placement board.
+    Solve {
+        /// The board's rows, comma-separated, '0' free and '1' blocked.
+        #[arg(long, value_delimiter = ',')]
+        board: Vec<String>,
+    },
+}
+
+/// Where and how `nimber explore` runs.
+#[derive(clap::Args)]
+pub struct ExploreArgs {
+    /// What to compute.
+    #[command(subcommand)]
+    job: ExploreJob,
+    /// Run on this server (host:port) through its API; without it the job runs in this process.
+    #[arg(long, global = true)]
+    server: Option<String>,
+    /// In-process: memoize in the sled store in this directory (default: in memory only).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    /// In-process: the job store, so that a stopped run continues where it stopped.
+    #[arg(long, global = true, default_value = "nimber-jobs")]
+    jobs_dir: PathBuf,
+    /// How to print the result.
+    #[arg(long, global = true, value_enum, default_value = "table")]
+    format: Format,
+}
+
+/// `nimber jobs`: manage a server's jobs.
+#[derive(clap::Args)]
+pub struct JobsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    command: JobsCommand,
+    /// The server (host:port).
+    #[arg(long, global = true, default_value = "127.0.0.1:50051")]
+    server: String,
+    /// How to print a result table.
+    #[arg(long, global = true, value_enum, default_value = "table")]
+    format: Format,
+}
+
+/// A `nimber jobs` command.
+#[derive(clap::Subcommand)]
+pub enum JobsCommand {
+    /// Lists the operations, oldest first.
+    List {
+        /// Only finished (true) or unfinished (false) ones.
+        #[arg(long)]
+        done: Option<bool>,
+    },
+    /// Prints an operation's progress, and its result when done.
+    Get {
+        /// The operation name (operations/...).
+        name: String,
+    },
+    /// Shows an operation's live progress until it ends, then its result.
+    Watch {
+        /// The operation name.
+        name: String,
+    },
+    /// Cancels an operation.
+    Cancel {
+        /// The operation name.
+        name: String,
+    },
+    /// Deletes a finished operation.
+    Delete {
+        /// The operation name.
+        name: String,
+    },
+}
+
+fn endpoint(server: &str) -> String {
+    if server.contains("://") {
+        server.to_string()
+    } else {
+        format!("http://{server}")
+    }
+}
+
+impl ExploreJob {
+    fn request(self) -> proto::ExploreRequest {
+        let job = match self {
+            ExploreJob::FullBoards { min_rows, max_rows, min_columns, max_columns } => {
+                Job::FullBoards(proto::FullBoards { min_rows, max_rows, min_columns, max_columns })
+            }
+            ExploreJob::SubBoards { board, max_blocked } => {
+                Job::SubBoards(proto::SubBoards { board: Some(proto::Tetris { rows: board }), max_blocked })
+            }
+            ExploreJob::Solve { board } => Job::Solve(proto::SolveRequest {
+                position: Some(proto::Position {
+                    game: Some(proto::position::Game::Tetris(proto::Tetris { rows: board })),
+                }),
+                id: String::new(),
+            }),
+        };
+        let mut request = proto::ExploreRequest { job: Some(job), ..Default::default() };
+        // The same command gets the same job: a rerun continues (or prints) the earlier one.
+        let digest = request
+            .encode_to_vec()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325u64, |hash, &byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3));
+        request.request_id = format!("cli-{digest:016x}");
+        request
+    }
+}
+
+/// `nimber explore`.
+pub fn explore(args: ExploreArgs) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let request = args.job.request();
+    let format = args.format;
+    runtime.block_on(async move {
+        match args.server {
+            Some(server) => {
+                let mut client = proto::solver_client::SolverClient::connect(endpoint(&server)).await?;
+                let name = client.explore(request).await?.into_inner().name;
+                eprintln!("operation {name} on {server} (Ctrl-C leaves it running there)");
+                let stream = client.watch_explore(proto::WatchExploreRequest { name }).await?.into_inner();
+                finish(show_progress(stream.map(|item| item.map_err(anyhow::Error::from))).await?, format)
+            }
+            None => explore_here(request, args.data_dir, args.jobs_dir, format).await,
+        }
+    })
+}
+
+/// Runs a job in this process on the job store `jobs_dir` (and the memo in `data_dir`, if any).
+async fn explore_here(
+    request: proto::ExploreRequest,
+    data_dir: Option<PathBuf>,
+    jobs_dir: PathBuf,
+    format: Format,
+) -> anyhow::Result<()> {
+    let store: Arc<dyn Memo> = match &data_dir {
+        Some(dir) => Arc::new(Store::open(dir, DEFAULT_TABLE_LIMIT)?),
+        None => Arc::new(Store::temporary(DEFAULT_TABLE_LIMIT)),
+    };
+    let config = JobsConfig { dir: jobs_dir, ..Default::default() };
+    let runner = tokio::task::spawn_blocking(move || Runner::start(config, store)).await??;
+    let operation = nimber::jobs::operations::explore(&runner, request).await?;
+    let stream = nimber::jobs::operations::watch(&runner, operation.name).await?;
+    let outcome = tokio::select! {
+        last = show_progress(stream.map(|item| item.map_err(anyhow::Error::from))) => Some(last),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    let stopper = runner.clone();
+    tokio::task::spawn_blocking(move || stopper.shutdown()).await?;
+    match outcome {
+        Some(last) => finish(last?, format),
+        None => {
+            eprintln!("stopped; run the same command again to continue where it stopped");
+            Ok(())
+        }
+    }
+}
+
+/// Shows the progress of a stream of operations (a bar on a terminal, otherwise a line per
+/// update) and returns the last operation.
+async fn show_progress(mut stream: impl Stream<Item = anyhow::Result<Operation>> + Unpin) -> anyhow::Result<Operation> {
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} items, {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut last = None;
+    while let Some(operation) = stream.next().await {
+        let operation = operation?;
+        let progress = progress_of(&operation);
+        let summary = summary(&progress);
+        match &bar {
+            Some(bar) => {
+                bar.set_length(progress.items_total);
+                bar.set_position(progress.items_done);
+                bar.set_message(summary);
+            }
+            None => eprintln!("{}: {}/{} items, {summary}", operation.name, progress.items_done, progress.items_total),
+        }
+        last = Some(operation);
+    }
+    if let Some(bar) = bar {
+        bar.finish();
+    }
+    last.ok_or_else(|| anyhow::anyhow!("the server sent no operation"))
+}
+
+fn progress_of(operation: &Operation) -> proto::ExploreProgress {
+    operation
+        .metadata
+        .as_ref()
+        .and_then(|metadata| proto::ExploreProgress::decode(metadata.value.as_slice()).ok())
+        .unwrap_or_default()
+}
+
+fn seconds(duration: Option<prost_types::Duration>) -> f64 {
+    duration.map_or(0.0, |d| d.seconds as f64 + f64::from(d.nanos) / 1e9)
+}
+
+fn summary(progress: &proto::ExploreProgress) -> String {
+    let mut text = format!(
+        "{}, {} components searched, {} cache hits, {:.1} s wall, {:.1} s CPU",
+        progress.state().as_str_name().trim_start_matches("EXPLORE_STATE_").to_lowercase(),
+        progress.components_searched,
+        progress.cache_hits,
+        seconds(progress.elapsed),
+        seconds(progress.cpu_time),
+    );
+    if progress.times_resumed > 0 {
+        text.push_str(&format!(", resumed {} times", progress.times_resumed));
+    }
+    if progress.eta.is_some() {
+        text.push_str(&format!(", about {:.0} s left", seconds(progress.eta)));
+    }
+    text
+}
+
+/// Prints the result of a finished operation, or fails with its error.
+fn finish(operation: Operation, format: Format) -> anyhow::Result<()> {
+    match &operation.result {
+        Some(OperationResult::Response(any)) => {
+            print_result(&proto::ExploreResult::decode(any.value.as_slice())?, format);
+            Ok(())
+        }
+        Some(OperationResult::Error(status)) => Err(anyhow::anyhow!(
+            "{} ended with {:?}: {}",
+            operation.name,
+            tonic::Code::from_i32(status.code),
+            status.message
+        )),
+        None => {
+            eprintln!("{} is not done: {}", operation.name, summary(&progress_of(&operation)));
+            Ok(())
+        }
+    }
+}
+
+fn print_result(result: &proto::ExploreResult, format: Format) {
+    use proto::explore_result::Answer;
+    let outcome = |outcome: i32| match proto::Outcome::try_from(outcome) {
+        Ok(proto::Outcome::NextPlayerWins) => "next",
+        Ok(proto::Outcome::PreviousPlayerWins) => "previous",
+        _ => "?",
+    };
+    let grundy = |grundy: Option<u64>| grundy.map_or_else(String::new, |g| g.to_string());
+    match &result.answer {
+        Some(Answer::Solve(solve)) => {
+            println!("grundy {} (winner: {} player)", grundy(solve.grundy), outcome(solve.outcome))
+        }
+        Some(Answer::BestMove(best)) => {
+            println!("grundy {} (winner: {} player)", grundy(best.grundy), outcome(best.outcome))
+        }
+        None => {}
+    }
+    if result.rows.is_empty() {
+        return;
+    }
+    let header = ["rows", "columns", "board", "blocked", "count", "grundy", "winner", "cached"];
+    let cells: Vec<[String; 8]> = result
+        .rows
+        .iter()
+        .map(|row| {
+            [
+                row.rows.to_string(),
+                row.columns.to_string(),
+                row.board.join("/"),
+                row.blocked.to_string(),
+                row.count.to_string(),
+                grundy(row.grundy),
+                outcome(row.outcome).to_string(),
+                row.cached.to_string(),
+            ]
+        })
+        .collect();
+    match format {
+        Format::Csv => {
+            println!("{}", header.join(","));
+            for row in &cells {
+                println!("{}", row.join(","));
+            }
+        }
+        Format::Json => {
+            let rows: Vec<String> = cells
+                .iter()
+                .map(|row| {
+                    let fields: Vec<String> = header
+                        .iter()
+                        .zip(row)
+                        .map(|(name, value)| match *name {
+                            "board" | "winner" => format!("\"{name}\": \"{value}\""),
+                            _ if value.is_empty() => format!("\"{name}\": null"),
+                            _ => format!("\"{name}\": {value}"),
+                        })
+                        .collect();
+                    format!("  {{{}}}", fields.join(", "))
+                })
+                .collect();
+            println!("[\n{}\n]", rows.join(",\n"));
+        }
+        Format::Table => {
+            let widths: Vec<usize> = (0..header.len())
+                .map(|i| cells.iter().map(|row| row[i].len()).chain([header[i].len()]).max().unwrap_or(0))
+                .collect();
+            let line = |values: Vec<&str>| {
+                let padded: Vec<String> =
+                    values.iter().zip(&widths).map(|(value, width)| format!("{value:>width$}")).collect();
+                println!("{}", padded.join("  ").trim_end());
+            };
+            line(header.to_vec());
+            for row in &cells {
+                line(row.iter().map(String::as_str).collect());
+            }
+        }
+    }
+}
+
+/// `nimber jobs`.
+pub fn jobs(args: JobsArgs) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async move {
+        let channel = tonic::transport::Channel::from_shared(endpoint(&args.server))?.connect().await?;
+        let mut operations = lro::operations_client::OperationsClient::new(channel.clone());
+        match args.command {
+            JobsCommand::List { done } => {
+                let filter = done.map_or_else(String::new, |done| format!("done={done}"));
+                let mut page_token = String::new();
+                loop {
+                    let page = operations
+                        .list_operations(lro::ListOperationsRequest {
+                            filter: filter.clone(),
+                            page_token,
+                            ..Default::default()
+                        })
+                        .await?
+                        .into_inner();
+                    for operation in &page.operations {
+                        let progress = progress_of(operation);
+                        println!(
+                            "{}  {}/{} items  {}",
+                            operation.name,
+                            progress.items_done,
+                            progress.items_total,
+                            summary(&progress)
+                        );
+                    }
+                    if page.next_page_token.is_empty() {
+                        return Ok(());
+                    }
+                    page_token = page.next_page_token;
+                }
+            }
+            JobsCommand::Get { name } => {
+                let operation = operations.get_operation(lro::GetOperationRequest { name }).await?.into_inner();
+                eprintln!("{}: {}", operation.name, summary(&progress_of(&operation)));
+                finish(operation, args.format)
+            }
+            JobsCommand::Watch { name } => {
+                let mut client = proto::solver_client::SolverClient::new(channel);
+                let stream = client.watch_explore(proto::WatchExploreRequest { name }).await?.into_inner();
+                finish(show_progress(stream.map(|item| item.map_err(anyhow::Error::from))).await?, args.format)
+            }
+            JobsCommand::Cancel { name } => {
+                operations.cancel_operation(lro::CancelOperationRequest { name: name.clone() }).await?;
+                eprintln!("{name}: cancellation requested");
+                Ok(())
+            }
+            JobsCommand::Delete { name } => {
+                operations.delete_operation(lro::DeleteOperationRequest { name: name.clone() }).await?;
+                eprintln!("{name}: deleted");
+                Ok(())
+            }
+        }
+    })
+}

@@ -1,0 +1,349 @@
+//! What a job computes: a request validated into a [`Job`], and the items of a family of 2×2-placement
+//! boards in a fixed order (so that a resumed job finds its finished items by index).
+
+use std::collections::HashMap;
+
+use crate::convert::{self, InvalidArgument};
+use crate::games::tetris::{Board, MAX_SIDE};
+use crate::games::Position;
+use crate::proto::{self, explore_request::Job as ProtoJob};
+
+/// The most boards of a `sub_boards` family (every choice of blocked cells, before deduplication).
+pub const MAX_SUB_BOARDS: u64 = 1_000_000;
+
+/// The most characters of a `request_id`.
+pub const MAX_REQUEST_ID: usize = 128;
+
+/// A validated job.
+#[derive(Clone, Debug)]
+pub enum Job {
+    /// The value of one position.
+    Solve(Box<Position>),
+    /// The best move of one position.
+    BestMove(Box<Position>),
+    /// The value of every board of a family.
+    Family(Family),
+}
+
+/// A family of 2×2-placement boards.
+#[derive(Clone, Debug)]
+pub enum Family {
+    /// Every full board with rows and columns in these ranges.
+    FullBoards {
+        /// The fewest and most rows.
+        rows: (usize, usize),
+        /// The fewest and most columns.
+        columns: (usize, usize),
+    },
+    /// Every board obtained from `board` by blocking up to `max_blocked` of its free cells.
+    SubBoards {
+        /// The original board (boxed: a board is half a kilobyte).
+        board: Box<Board>,
+        /// The most cells to block.
+        max_blocked: usize,
+    },
+}
+
+/// One board of a family, as it appears in the table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Item {
+    /// The board's rows, `0` free and `1` blocked.
+    pub rows: Vec<String>,
+    /// Cells blocked beyond the original board.
+    pub blocked: u32,
+    /// How many boards of the family this item stands for (its symmetric images).
+    pub count: u64,
+    /// Whether the table shows the board itself (`sub_boards`) or only its size (`full_boards`).
+    pub show_board: bool,
+}
+
+impl Item {
+    /// The board of this item (valid by construction).
+    pub fn board(&self) -> Board {
+        Board::new(&self.rows).expect("family boards are valid by construction")
+    }
+}
+
+fn invalid(message: String) -> InvalidArgument {
+    InvalidArgument(message)
+}
+
+/// Validates an Explore request into its job, naming the field and the limit when it is not acceptable.
+pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidArgument> {
+    if request.request_id.chars().count() > MAX_REQUEST_ID {
+        return Err(invalid(format!("request_id has more than {MAX_REQUEST_ID} characters")));
+    }
+    if let Some(duration) = &request.max_duration {
+        if duration.seconds < 0 || duration.nanos < 0 || (duration.seconds == 0 && duration.nanos == 0) {
+            return Err(invalid("max_duration must be positive when set".into()));
+        }
+    }
+    let job = request
+        .job
+        .clone()
+        .ok_or_else(|| invalid("job is required: set one of solve, best_move, full_boards, sub_boards".into()))?;
+    Ok(match job {
+        ProtoJob::Solve(solve) => Job::Solve(Box::new(
+            convert::position_from_proto(solve.position)
+                .map_err(|error| invalid(format!("solve.position: {}", error.0)))?,
+        )),
+        ProtoJob::BestMove(best) => Job::BestMove(Box::new(
+            convert::position_from_proto(best.position)
+                .map_err(|error| invalid(format!("best_move.position: {}", error.0)))?,
+        )),
+        ProtoJob::FullBoards(full) => {
+            let rows = side_range("full_boards", "rows", full.min_rows, full.max_rows)?;
+            let columns = side_range("full_boards", "columns", full.min_columns, full.max_columns)?;
+            Job::Family(Family::FullBoards { rows, columns })
+        }
+        ProtoJob::SubBoards(sub) => {
+            let rows = sub.board.map(|board| board.rows).unwrap_or_default();
+            let board = Board::new(&rows).map_err(|error| invalid(format!("sub_boards.board: {error}")))?;
+            let free = free_cells(&board).len();
+            let max_blocked = (sub.max_blocked as usize).min(free);
+            let family = family_size(free, max_blocked);
+            if family > MAX_SUB_BOARDS {
+                return Err(invalid(format!(
+                    "sub_boards has {} boards (blocking up to {} of {free} free cells); the limit is {MAX_SUB_BOARDS}",
+                    if family == u64::MAX { "more than 2^64".to_string() } else { family.to_string() },
+                    sub.max_blocked
+                )));
+            }
+            Job::Family(Family::SubBoards { board: Box::new(board), max_blocked })
+        }
+    })
+}
+
+/// The range `min..=max` of one side (a minimum of 0 means 1), each at most [`MAX_SIDE`].
+fn side_range(family: &str, side: &str, min: u32, max: u32) -> Result<(usize, usize), InvalidArgument> {
+    let (min, max) = (min.max(1) as usize, max as usize);
+    if max == 0 {
+        return Err(invalid(format!("{family}.max_{side} is required (1 to {MAX_SIDE})")));
+    }
+    if max > MAX_SIDE {
+        return Err(invalid(format!("{family}.max_{side} is {max}; the limit is {MAX_SIDE}")));
+    }
+    if min > max {
+        return Err(invalid(format!("{family}.min_{side} ({min}) exceeds {family}.max_{side} ({max})")));
+    }
+    Ok((min, max))
+}
+
+/// How many ways there are to block up to `max_blocked` of `free` cells (saturating at `u64::MAX`
+/// once past [`MAX_SUB_BOARDS`]).
+fn family_size(free: usize, max_blocked: usize) -> u64 {
+    let (mut total, mut ways) = (0u128, 1u128);
+    for k in 0..=max_blocked {
+        total += ways;
+        if total > u128::from(MAX_SUB_BOARDS) {
+            return u64::MAX;
+        }
+        ways = ways * (free - k) as u128 / (k as u128 + 1);
+    }
+    total as u64
+}
+
+/// The free cells of `board`, 0-based `(row, column)`, row by row.
+fn free_cells(board: &Board) -> Vec<(usize, usize)> {
+    (0..board.height())
+        .flat_map(|r| (0..board.width()).map(move |c| (r, c)))
+        .filter(|&(r, c)| board.is_free(r + 1, c + 1))
+        .collect()
+}
+
+impl Family {
+    /// The family's boards, in the table's order: always the same for the same family.
+    pub fn items(&self) -> Vec<Item> {
+        match self {
+            Family::FullBoards { rows, columns } => (rows.0..=rows.1)
+                .flat_map(|height| (columns.0..=columns.1).map(move |width| (height, width)))
+                .map(|(height, width)| Item {
+                    rows: vec!["0".repeat(width); height],
+                    blocked: 0,
+                    count: 1,
+                    show_board: false,
+                })
+                .collect(),
+            Family::SubBoards { board, max_blocked } => sub_boards(board, *max_blocked),
+        }
+    }
+}
+
+/// A board as bit rows: bit `c` of `cells[r]` is set when the cell is free.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Bits {
+    height: usize,
+    width: usize,
+    cells: [u64; 64],
+}
+
+impl Bits {
+    fn of(board: &Board) -> Self {
+        let mut cells = [0; 64];
+        for (r, row) in cells.iter_mut().enumerate().take(board.height()) {
+            *row = (0..board.width()).filter(|&c| board.is_free(r + 1, c + 1)).fold(0, |bits, c| bits | 1 << c);
+        }
+        Self { height: board.height(), width: board.width(), cells }
+    }
+
+    fn mirrored_columns(mut self) -> Self {
+        for row in &mut self.cells[..self.height] {
+            *row = row.reverse_bits() >> (64 - self.width);
+        }
+        self
+    }
+
+    fn mirrored_rows(mut self) -> Self {
+        self.cells[..self.height].reverse();
+        self
+    }
+
+    fn transposed(&self) -> Self {
+        let mut cells = [0; 64];
+        for (c, column) in cells.iter_mut().enumerate().take(self.width) {
+            *column = (0..self.height).filter(|&r| self.cells[r] >> c & 1 == 1).fold(0, |bits, r| bits | 1 << r);
+        }
+        Self { height: self.width, width: self.height, cells }
+    }
+
+    /// The least of the board's images under the symmetries of its rectangle (8 for a square, 4
+    /// otherwise), packed row-major into 256 bits: equal exactly for symmetric boards.
+    fn canonical(&self) -> [u64; 4] {
+        let mut best = self.packed();
+        let mut consider = |image: Bits| best = best.min(image.packed());
+        let bases = if self.height == self.width { vec![*self, self.transposed()] } else { vec![*self] };
+        for base in bases {
+            consider(base);
+            consider(base.mirrored_columns());
+            consider(base.mirrored_rows());
+            consider(base.mirrored_columns().mirrored_rows());
+        }
+        best
+    }
+
+    fn packed(&self) -> [u64; 4] {
+        let mut packed = [0u64; 4];
+        let mut at = 0;
+        for row in &self.cells[..self.height] {
+            for c in 0..self.width {
+                packed[at / 64] |= (row >> c & 1) << (at % 64);
+                at += 1;
+            }
+        }
+        packed
+    }
+
+    fn rows(&self) -> Vec<String> {
+        self.cells[..self.height]
+            .iter()
+            .map(|row| (0..self.width).map(|c| if row >> c & 1 == 1 { '0' } else { '1' }).collect())
+            .collect()
+    }
+}
+
+/// Every board obtained by blocking up to `max_blocked` free cells of `board`: by number of cells
+/// blocked, then by the blocked cells in row-major lexicographic order; a board symmetric to an
+/// earlier one adds to the earlier one's count instead.
+fn sub_boards(board: &Board, max_blocked: usize) -> Vec<Item> {
+    let free = free_cells(board);
+    let original = Bits::of(board);
+    let mut index_of: HashMap<[u64; 4], usize> = HashMap::new();
+    let mut items: Vec<Item> = Vec::new();
+    for blocked in 0..=max_blocked.min(free.len()) {
+        let mut chosen: Vec<usize> = (0..blocked).collect();
+        loop {
+            let mut bits = original;
+            for &cell in &chosen {
+                let (r, c) = free[cell];
+                bits.cells[r] &= !(1 << c);
+            }
+            match index_of.entry(bits.canonical()) {
+                std::collections::hash_map::Entry::Occupied(entry) => items[*entry.get()].count += 1,
+                std::collections::hash_map::Entry::Vacant(entry) => {
+                    entry.insert(items.len());
+                    items.push(Item { rows: bits.rows(), blocked: blocked as u32, count: 1, show_board: true });
+                }
+            }
+            if !next_combination(&mut chosen, free.len()) {
+                break;
+            }
+        }
+    }
+    items
+}
+
+/// Advances `chosen` (increasing indices below `n`) to the next combination in lexicographic order;
+/// false after the last one.
+fn next_combination(chosen: &mut [usize], n: usize) -> bool {
+    let k = chosen.len();
+    let Some(i) = (0..k).rev().find(|&i| chosen[i] < n - k + i) else {
+        return false;
+    };
+    chosen[i] += 1;
+    for j in i + 1..k {
+        chosen[j] = chosen[j - 1] + 1;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(rows: &[&str]) -> Board {
+        Board::new(&rows.iter().map(|row| row.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn family_sizes_count_every_choice_of_blocked_cells() {
+        assert_eq!(family_size(4, 0), 1);
+        assert_eq!(family_size(4, 2), 1 + 4 + 6);
+        assert_eq!(family_size(4, 4), 16);
+        assert_eq!(family_size(256, 3), u64::MAX);
+    }
+
+    #[test]
+    fn sub_boards_of_a_square_are_deduplicated_by_its_eight_symmetries() {
+        let items = sub_boards(&board(&["000", "000", "000"]), 1);
+        // The full board, then one blocked cell: a corner (4), an edge middle (4), the centre (1).
+        let counts: Vec<(u32, u64)> = items.iter().map(|item| (item.blocked, item.count)).collect();
+        assert_eq!(counts, vec![(0, 1), (1, 4), (1, 4), (1, 1)]);
+        assert_eq!(items.iter().map(|item| item.count).sum::<u64>(), family_size(9, 1));
+    }
+
+    #[test]
+    fn sub_boards_of_a_rectangle_use_its_four_symmetries() {
+        let items = sub_boards(&board(&["000", "000"]), 1);
+        // One blocked cell of a 2×3 board: a corner (4) or a middle of a long side (2).
+        let counts: Vec<u64> = items.iter().map(|item| item.count).collect();
+        assert_eq!(counts, vec![1, 4, 2]);
+    }
+
+    #[test]
+    fn every_sub_board_count_adds_up_to_the_family() {
+        let original = board(&["0010", "0000", "0100"]);
+        let items = sub_boards(&original, 3);
+        assert_eq!(items.iter().map(|item| item.count).sum::<u64>(), family_size(10, 3));
+        assert!(items.iter().all(|item| item.board().height() == 3));
+    }
+
+    #[test]
+    fn requests_over_a_limit_name_the_field_and_the_limit() {
+        let full = |max_rows| proto::ExploreRequest {
+            job: Some(ProtoJob::FullBoards(proto::FullBoards { max_rows, max_columns: 3, ..Default::default() })),
+            ..Default::default()
+        };
+        let error = job_from_request(&full(17)).unwrap_err().0;
+        assert!(error.contains("full_boards.max_rows") && error.contains("16"), "{error}");
+        assert!(job_from_request(&full(16)).is_ok());
+        let sub = proto::ExploreRequest {
+            job: Some(ProtoJob::SubBoards(proto::SubBoards {
+                board: Some(proto::Tetris { rows: vec!["0".repeat(16); 16] }),
+                max_blocked: 3,
+            })),
+            ..Default::default()
+        };
+        let error = job_from_request(&sub).unwrap_err().0;
+        assert!(error.contains("sub_boards") && error.contains("1000000"), "{error}");
+    }
+}

@@ -1,0 +1,236 @@
+//! Long-running analysis jobs as google.longrunning operations (AIP-151).
+//!
+//! A job is a validated [`family::Job`]; its record (request, progress, result or error) lives in
+//! its own sled database (`--jobs-dir`), separate from the memo store, which may be moved aside
+//! and rebuilt. Every finished item of a family is recorded there too, so a resumed job recomputes
+//! nothing it had finished; finished board components come back through the memo. The
+//! [`runner::Runner`] runs jobs on its own threads; [`operations`] serves them over gRPC.
+
+pub mod family;
+pub mod operations;
+pub mod runner;
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use prost::Message;
+
+use crate::google::rpc::Status;
+use crate::proto::{self, ExploreState};
+
+/// The prefix of every operation name.
+pub const NAME_PREFIX: &str = "operations/";
+
+/// The type URL of the metadata `Any`.
+pub const PROGRESS_TYPE_URL: &str = "type.googleapis.com/nimber.v1.ExploreProgress";
+/// The type URL of the response `Any`.
+pub const RESULT_TYPE_URL: &str = "type.googleapis.com/nimber.v1.ExploreResult";
+
+/// Everything remembered about a job, stored prost-encoded under its name.
+#[derive(Clone, PartialEq, Message)]
+pub struct JobRecord {
+    /// The operation name, `operations/<16 hex digits>`.
+    #[prost(string, tag = "1")]
+    pub name: String,
+    /// The request as accepted.
+    #[prost(message, optional, tag = "2")]
+    pub request: Option<proto::ExploreRequest>,
+    /// The progress as last saved (the runner overlays live counters while the job runs).
+    #[prost(message, optional, tag = "3")]
+    pub progress: Option<proto::ExploreProgress>,
+    /// The result, once the job succeeded.
+    #[prost(message, optional, tag = "4")]
+    pub result: Option<proto::ExploreResult>,
+    /// Why the job failed or that it was cancelled.
+    #[prost(message, optional, tag = "5")]
+    pub error: Option<Status>,
+}
+
+impl JobRecord {
+    /// The job's state.
+    pub fn state(&self) -> ExploreState {
+        self.progress.as_ref().map_or(ExploreState::Unspecified, |progress| progress.state())
+    }
+
+    /// Whether the job has ended (succeeded, failed or cancelled).
+    pub fn is_done(&self) -> bool {
+        is_final(self.state())
+    }
+
+    /// The progress, created empty when missing.
+    pub fn progress_mut(&mut self) -> &mut proto::ExploreProgress {
+        self.progress.get_or_insert_with(Default::default)
+    }
+
+    /// Ends the job in `state` with `error` (none for success), stamping its end time.
+    pub fn finish(&mut self, state: ExploreState, error: Option<Status>) {
+        let progress = self.progress_mut();
+        progress.set_state(state);
+        progress.end_time = Some(SystemTime::now().into());
+        progress.eta = None;
+        self.error = error;
+    }
+
+    /// The operation clients see.
+    pub fn operation(&self) -> crate::google::longrunning::Operation {
+        use crate::google::longrunning::operation::Result as OperationResult;
+        let done = self.is_done();
+        let result = match (&self.error, &self.result) {
+            _ if !done => None,
+            (Some(error), _) => Some(OperationResult::Error(error.clone())),
+            (None, Some(result)) => Some(OperationResult::Response(prost_types::Any {
+                type_url: RESULT_TYPE_URL.into(),
+                value: result.encode_to_vec(),
+            })),
+            (None, None) => None,
+        };
+        crate::google::longrunning::Operation {
+            name: self.name.clone(),
+            metadata: Some(prost_types::Any {
+                type_url: PROGRESS_TYPE_URL.into(),
+                value: self.progress.unwrap_or_default().encode_to_vec(),
+            }),
+            done,
+            result,
+        }
+    }
+}
+
+/// Whether `state` is one a job ends in.
+pub fn is_final(state: ExploreState) -> bool {
+    matches!(state, ExploreState::Succeeded | ExploreState::Failed | ExploreState::Cancelled)
+}
+
+/// A `google.rpc.Status` with no details.
+pub fn status(code: tonic::Code, message: impl Into<String>) -> Status {
+    Status { code: code as i32, message: message.into(), details: Vec::new() }
+}
+
+/// The durable job list: records by name, request ids, finished family items.
+pub struct JobStore {
+    db: sled::Db,
+    records: sled::Tree,
+    request_ids: sled::Tree,
+}
+
+/// A damaged record or a failed write of the job store.
+pub type StoreResult<T> = Result<T, sled::Error>;
+
+impl JobStore {
+    /// Opens (or creates) the job store in directory `path`.
+    pub fn open(path: &Path) -> anyhow::Result<Self> {
+        let db = sled::Config::new().path(path).open().map_err(|error| {
+            anyhow::anyhow!("cannot open the job store at {}: {error} (is another nimber using it?)", path.display())
+        })?;
+        Self::over(db)
+    }
+
+    /// A job store in memory only (for tests).
+    pub fn temporary() -> anyhow::Result<Self> {
+        Self::over(sled::Config::new().temporary(true).open()?)
+    }
+
+    fn over(db: sled::Db) -> anyhow::Result<Self> {
+        let records = db.open_tree("records")?;
+        let request_ids = db.open_tree("request_ids")?;
+        Ok(Self { db, records, request_ids })
+    }
+
+    /// A fresh operation name: increasing, so names list in creation order.
+    pub fn new_name(&self) -> StoreResult<String> {
+        Ok(format!("{NAME_PREFIX}{:016x}", self.db.generate_id()?))
+    }
+
+    /// The record of `name`, if there is one (a record that does not decode counts as missing, and
+    /// is logged).
+    pub fn get(&self, name: &str) -> StoreResult<Option<JobRecord>> {
+        Ok(self.records.get(name)?.and_then(|bytes| decode_record(name, &bytes)))
+    }
+
+    /// Saves `record`.
+    pub fn put(&self, record: &JobRecord) -> StoreResult<()> {
+        self.records.insert(record.name.as_bytes(), record.encode_to_vec())?;
+        Ok(())
+    }
+
+    /// The name of the operation created for `request_id`, if any.
+    pub fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>> {
+        Ok(self.request_ids.get(request_id)?.map(|name| String::from_utf8_lossy(&name).into_owned()))
+    }
+
+    /// Saves a new `record`, reachable by its request id when it has one.
+    pub fn create(&self, record: &JobRecord) -> StoreResult<()> {
+        self.put(record)?;
+        let request_id = record.request.as_ref().map_or("", |request| request.request_id.as_str());
+        if !request_id.is_empty() {
+            self.request_ids.insert(request_id, record.name.as_bytes())?;
+        }
+        self.db.flush()?;
+        Ok(())
+    }
+
+    /// Deletes a record, its request id and its items.
+    pub fn delete(&self, record: &JobRecord) -> StoreResult<()> {
+        let request_id = record.request.as_ref().map_or("", |request| request.request_id.as_str());
+        if !request_id.is_empty() {
+            self.request_ids.remove(request_id)?;
+        }
+        self.db.drop_tree(items_tree_name(&record.name))?;
+        self.records.remove(record.name.as_bytes())?;
+        Ok(())
+    }
+
+    /// Records after `after` (all when empty), in name order.
+    pub fn records_after(&self, after: &str) -> impl Iterator<Item = JobRecord> + '_ {
+        let start = std::ops::Bound::Excluded(after.as_bytes().to_vec());
+        let range = if after.is_empty() {
+            self.records.range::<Vec<u8>, _>(..)
+        } else {
+            self.records.range((start, std::ops::Bound::Unbounded))
+        };
+        range.filter_map(|entry| {
+            let (name, bytes) = entry.ok()?;
+            decode_record(&String::from_utf8_lossy(&name), &bytes)
+        })
+    }
+
+    /// The finished items of job `name`: index → row.
+    pub fn items(&self, name: &str) -> StoreResult<sled::Tree> {
+        self.db.open_tree(items_tree_name(name))
+    }
+
+    /// Saves one finished item.
+    pub fn put_item(items: &sled::Tree, index: usize, row: &proto::ExploreRow) -> StoreResult<()> {
+        items.insert((index as u64).to_be_bytes(), row.encode_to_vec())?;
+        Ok(())
+    }
+
+    /// Drops the items of job `name` (once its result holds them).
+    pub fn drop_items(&self, name: &str) -> StoreResult<()> {
+        self.db.drop_tree(items_tree_name(name)).map(|_| ())
+    }
+
+    /// Writes everything to disk.
+    pub fn flush(&self) -> StoreResult<()> {
+        self.db.flush().map(|_| ())
+    }
+}
+
+/// Decodes a stored item row.
+pub fn decode_row(bytes: &[u8]) -> Option<proto::ExploreRow> {
+    proto::ExploreRow::decode(bytes).ok()
+}
+
+fn items_tree_name(name: &str) -> String {
+    format!("items/{name}")
+}
+
+fn decode_record(name: &str, bytes: &[u8]) -> Option<JobRecord> {
+    match JobRecord::decode(bytes) {
+        Ok(record) => Some(record),
+        Err(error) => {
+            tracing::warn!(name, %error, "a job record does not decode; ignoring it");
+            None
+        }
+    }
+}

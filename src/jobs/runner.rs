@@ -1,0 +1,689 @@
+//! The job runner: its own worker threads (`--max-jobs`, at a lower CPU priority than interactive
+//! calls), live progress, cancellation, periodic checkpoints, retention, and resuming every
+//! unfinished job when it starts.
+//!
+//! Checkpoints: every finished family item is written to the job store at once; once a second the
+//! progress of every running job is saved and the memo is flushed (so the board components a long
+//! solve finished survive a `kill -9`); sled writes both to disk within half a second.
+
+use std::collections::{HashMap, VecDeque};
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::family::{self, Family, Job};
+use super::{is_final, status, JobRecord, JobStore, StoreResult};
+use crate::cache::lock;
+use crate::convert;
+use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, Solver, Stats};
+use crate::google::longrunning::Operation;
+use crate::proto::{self, explore_result::Answer, ExploreState};
+
+/// How the runner is configured.
+#[derive(Clone, Debug)]
+pub struct JobsConfig {
+    /// The directory of the job store.
+    pub dir: PathBuf,
+    /// How many jobs run at once.
+    pub max_jobs: usize,
+    /// How long a finished operation is kept (unless deleted before).
+    pub retention: Duration,
+    /// The most entries a game's in-memory table may hold during one solve.
+    pub table_limit: usize,
+}
+
+/// The defaults documented in the README: `./nimber-jobs`, one job at a time, kept 7 days.
+impl Default for JobsConfig {
+    fn default() -> Self {
+        Self {
+            dir: PathBuf::from("nimber-jobs"),
+            max_jobs: 1,
+            retention: Duration::from_secs(7 * 24 * 3600),
+            table_limit: crate::games::DEFAULT_TABLE_LIMIT,
+        }
+    }
+}
+
+/// Why a job call failed.
+#[derive(Debug)]
+pub enum JobsError {
+    /// The request is not acceptable (the message names the field and the limit).
+    InvalidArgument(String),
+    /// No operation has this name.
+    NotFound(String),
+    /// The operation is not in a state that allows the call.
+    FailedPrecondition(String),
+    /// The job store failed.
+    Store(sled::Error),
+}
+
+impl From<sled::Error> for JobsError {
+    fn from(error: sled::Error) -> Self {
+        JobsError::Store(error)
+    }
+}
+
+/// Runs jobs; dropping it without [`Runner::shutdown`] leaves its threads running.
+pub struct Runner {
+    shared: Arc<Shared>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+struct Shared {
+    store: JobStore,
+    memo: Arc<dyn Memo>,
+    config: JobsConfig,
+    queue: Mutex<VecDeque<String>>,
+    wake: Condvar,
+    live: Mutex<HashMap<String, Arc<Live>>>,
+    /// Held while a record changes state, so that cancel, delete and the workers agree.
+    transitions: Mutex<()>,
+    stopping: AtomicBool,
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+/// The live counters of a running job.
+struct Live {
+    cancel: Arc<AtomicBool>,
+    cancelled_by_user: AtomicBool,
+    components_searched: AtomicU64,
+    cache_hits: AtomicU64,
+    positions_computed: AtomicU64,
+    items_done: AtomicU64,
+    items_total: AtomicU64,
+    items_done_before_run: AtomicU64,
+    started: Instant,
+    elapsed_before: Duration,
+    cpu_before: Duration,
+    cpu_clock: Option<libc::clockid_t>,
+    cpu_at_start: Duration,
+}
+
+impl Live {
+    fn start(record: &JobRecord, cpu_clock: Option<libc::clockid_t>) -> Self {
+        let progress = record.progress.unwrap_or_default();
+        let duration = |value: Option<prost_types::Duration>| value.and_then(|d| d.try_into().ok()).unwrap_or_default();
+        Self {
+            cancel: Arc::new(AtomicBool::new(false)),
+            cancelled_by_user: AtomicBool::new(false),
+            components_searched: AtomicU64::new(progress.components_searched),
+            cache_hits: AtomicU64::new(progress.cache_hits),
+            positions_computed: AtomicU64::new(progress.positions_computed),
+            items_done: AtomicU64::new(progress.items_done),
+            items_total: AtomicU64::new(progress.items_total),
+            items_done_before_run: AtomicU64::new(progress.items_done),
+            started: Instant::now(),
+            elapsed_before: duration(progress.elapsed),
+            cpu_before: duration(progress.cpu_time),
+            cpu_clock,
+            cpu_at_start: cpu_clock.map_or(Duration::ZERO, cpu_time),
+        }
+    }
+
+    /// `progress` with this run's live counters.
+    fn snapshot(&self, mut progress: proto::ExploreProgress) -> proto::ExploreProgress {
+        let run_time = self.started.elapsed();
+        progress.components_searched = self.components_searched.load(Ordering::Relaxed);
+        progress.cache_hits = self.cache_hits.load(Ordering::Relaxed);
+        progress.positions_computed = self.positions_computed.load(Ordering::Relaxed);
+        let (done, total) = (self.items_done.load(Ordering::Relaxed), self.items_total.load(Ordering::Relaxed));
+        progress.items_done = done;
+        progress.items_total = total;
+        progress.elapsed = (self.elapsed_before + run_time).try_into().ok();
+        let cpu = self.cpu_clock.map_or(Duration::ZERO, |clock| cpu_time(clock).saturating_sub(self.cpu_at_start));
+        progress.cpu_time = (self.cpu_before + cpu).try_into().ok();
+        let done_this_run = done.saturating_sub(self.items_done_before_run.load(Ordering::Relaxed));
+        progress.eta = (done_this_run > 0 && total > 1)
+            .then(|| run_time.mul_f64(total.saturating_sub(done) as f64 / done_this_run as f64))
+            .and_then(|eta| eta.try_into().ok());
+        progress
+    }
+}
+
+/// The memo a job solves through: the shared store, counting this job's hits and searches live.
+struct CountingMemo<'a> {
+    inner: &'a dyn Memo,
+    live: &'a Live,
+}
+
+impl Memo for CountingMemo<'_> {
+    fn get(&self, game: GameTag, key: &[u8]) -> Option<u64> {
+        let value = self.inner.get(game, key);
+        if value.is_some() {
+            self.live.cache_hits.fetch_add(1, Ordering::Relaxed);
+        }
+        value
+    }
+
+    fn put(&self, game: GameTag, key: &[u8], value: u64) {
+        self.live.components_searched.fetch_add(1, Ordering::Relaxed);
+        self.inner.put(game, key, value);
+    }
+
+    fn flush(&self) {
+        self.inner.flush();
+    }
+
+    fn get_or_compute(
+        &self,
+        game: GameTag,
+        key: &[u8],
+        budget: &Budget,
+        compute: &mut dyn FnMut() -> Result<u64, Interrupted>,
+    ) -> Result<(u64, bool), Interrupted> {
+        let (value, found) = self.inner.get_or_compute(game, key, budget, compute)?;
+        let counter = if found { &self.live.cache_hits } else { &self.live.components_searched };
+        counter.fetch_add(1, Ordering::Relaxed);
+        Ok((value, found))
+    }
+}
+
+/// How a job's run ended short of a result.
+enum Stopped {
+    Interrupted(Interrupted),
+    /// The stored request is no longer acceptable (a limit was lowered since it was accepted).
+    Invalid(String),
+    Store(sled::Error),
+}
+
+impl From<Interrupted> for Stopped {
+    fn from(error: Interrupted) -> Self {
+        Stopped::Interrupted(error)
+    }
+}
+
+impl From<sled::Error> for Stopped {
+    fn from(error: sled::Error) -> Self {
+        Stopped::Store(error)
+    }
+}
+
+/// How often running jobs are checkpointed (progress saved, memo flushed).
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+/// How often finished operations past their retention are deleted.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
+/// The default and the largest page of ListOperations.
+const DEFAULT_PAGE: usize = 50;
+const MAX_PAGE: usize = 1000;
+
+impl Runner {
+    /// Opens the job store in `config.dir`, queues every unfinished job (counting a resume for
+    /// each that was running), and starts the workers and the checkpointer.
+    pub fn start(config: JobsConfig, memo: Arc<dyn Memo>) -> anyhow::Result<Arc<Runner>> {
+        let store = JobStore::open(&config.dir)?;
+        let mut queue = VecDeque::new();
+        for mut record in store.records_after("").collect::<Vec<_>>() {
+            if record.is_done() {
+                continue;
+            }
+            if record.state() == ExploreState::Running {
+                record.progress_mut().times_resumed += 1;
+            }
+            record.progress_mut().set_state(ExploreState::Queued);
+            store.put(&record)?;
+            tracing::info!(name = record.name, "resuming an unfinished job");
+            queue.push_back(record.name);
+        }
+        store.flush()?;
+        let shared = Arc::new(Shared {
+            store,
+            memo,
+            config: config.clone(),
+            queue: Mutex::new(queue),
+            wake: Condvar::new(),
+            live: Mutex::new(HashMap::new()),
+            transitions: Mutex::new(()),
+            stopping: AtomicBool::new(false),
+            changes: tokio::sync::watch::Sender::new(0),
+        });
+        let mut threads = Vec::new();
+        for index in 0..config.max_jobs.max(1) {
+            let shared = shared.clone();
+            threads.push(std::thread::Builder::new().name(format!("nimber-job-{index}")).spawn(move || shared.work())?);
+        }
+        let checkpointer = shared.clone();
+        threads.push(
+            std::thread::Builder::new()
+                .name("nimber-jobs-checkpoint".into())
+                .spawn(move || checkpointer.checkpoints())?,
+        );
+        Ok(Arc::new(Runner { shared, threads: Mutex::new(threads) }))
+    }
+
+    /// Validates and creates a job (or finds the one of the same `request_id`) and queues it.
+    /// Blocking: call from a blocking thread.
+    pub fn submit(&self, request: proto::ExploreRequest) -> Result<Operation, JobsError> {
+        family::job_from_request(&request).map_err(|error| JobsError::InvalidArgument(error.0))?;
+        let shared = &self.shared;
+        let _transition = lock(&shared.transitions);
+        if !request.request_id.is_empty() {
+            if let Some(name) = shared.store.name_for_request_id(&request.request_id)? {
+                if let Some(record) = shared.store.get(&name)? {
+                    return Ok(shared.overlay(record).operation());
+                }
+            }
+        }
+        let mut record = JobRecord { name: shared.store.new_name()?, request: Some(request), ..Default::default() };
+        let progress = record.progress_mut();
+        progress.set_state(ExploreState::Queued);
+        progress.create_time = Some(SystemTime::now().into());
+        shared.store.create(&record)?;
+        lock(&shared.queue).push_back(record.name.clone());
+        shared.wake.notify_all();
+        shared.changed();
+        tracing::info!(name = record.name, "job created");
+        Ok(record.operation())
+    }
+
+    /// The operation `name`, with live progress while it runs. Blocking.
+    pub fn operation(&self, name: &str) -> Result<Operation, JobsError> {
+        let record = self.shared.store.get(name)?.ok_or_else(|| not_found(name))?;
+        Ok(self.shared.overlay(record).operation())
+    }
+
+    /// Cancels `name`: a queued job ends at once, a running one within a budget check (about a
+    /// millisecond); a finished one is left as it is. Blocking.
+    pub fn cancel(&self, name: &str) -> Result<(), JobsError> {
+        let shared = &self.shared;
+        let _transition = lock(&shared.transitions);
+        let mut record = shared.store.get(name)?.ok_or_else(|| not_found(name))?;
+        if record.is_done() {
+            return Ok(());
+        }
+        if let Some(live) = lock(&shared.live).get(name) {
+            live.cancelled_by_user.store(true, Ordering::Relaxed);
+            live.cancel.store(true, Ordering::Relaxed);
+            return Ok(());
+        }
+        record.finish(ExploreState::Cancelled, Some(status(tonic::Code::Cancelled, "cancelled by CancelOperation")));
+        shared.store.put(&record)?;
+        shared.store.flush()?;
+        shared.changed();
+        Ok(())
+    }
+
+    /// Deletes a finished operation; a running one must be cancelled first. Blocking.
+    pub fn delete(&self, name: &str) -> Result<(), JobsError> {
+        let shared = &self.shared;
+        let _transition = lock(&shared.transitions);
+        let record = shared.store.get(name)?.ok_or_else(|| not_found(name))?;
+        if !record.is_done() {
+            return Err(JobsError::FailedPrecondition(format!(
+                "operation {name} is not done; cancel it (CancelOperation) before deleting it"
+            )));
+        }
+        shared.store.delete(&record)?;
+        shared.store.flush()?;
+        shared.changed();
+        Ok(())
+    }
+
+    /// A page of operations in creation order: those after `page_token`, done or not as `done`
+    /// asks (all when `None`), at most `page_size` (0: the default of 50; at most 1000). Also the
+    /// token of the next page, empty on the last. Blocking.
+    pub fn list(
+        &self,
+        done: Option<bool>,
+        page_size: usize,
+        page_token: &str,
+    ) -> Result<(Vec<Operation>, String), JobsError> {
+        if !page_token.is_empty() && !is_name(page_token) {
+            return Err(JobsError::InvalidArgument(format!(
+                "page_token {page_token:?} is not a next_page_token this server gave"
+            )));
+        }
+        let page_size = if page_size == 0 { DEFAULT_PAGE } else { page_size.min(MAX_PAGE) };
+        let mut matching = self
+            .shared
+            .store
+            .records_after(page_token)
+            .filter(|record| done.is_none_or(|done| record.is_done() == done));
+        let page: Vec<JobRecord> = matching.by_ref().take(page_size).collect();
+        let next = if matching.next().is_some() { page.last().map(|record| record.name.clone()) } else { None };
+        let operations = page.into_iter().map(|record| self.shared.overlay(record).operation()).collect();
+        Ok((operations, next.unwrap_or_default()))
+    }
+
+    /// A receiver that changes whenever any job changes state, and at every checkpoint.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.changes.subscribe()
+    }
+
+    /// Stops the workers, leaving running jobs unfinished (they resume at the next start), and
+    /// saves their progress. Blocking: waits for the workers.
+    pub fn shutdown(&self) {
+        let shared = &self.shared;
+        shared.stopping.store(true, Ordering::Relaxed);
+        for live in lock(&shared.live).values() {
+            live.cancel.store(true, Ordering::Relaxed);
+        }
+        {
+            let _queue = lock(&shared.queue);
+            shared.wake.notify_all();
+        }
+        for thread in std::mem::take(&mut *lock(&self.threads)) {
+            let _ = thread.join();
+        }
+        shared.memo.flush();
+        if let Err(error) = shared.store.flush() {
+            tracing::warn!(%error, "job store flush at shutdown failed");
+        }
+    }
+}
+
+fn not_found(name: &str) -> JobsError {
+    JobsError::NotFound(format!("no operation named {name:?}"))
+}
+
+/// Whether `name` has the form of an operation name.
+fn is_name(name: &str) -> bool {
+    name.strip_prefix(super::NAME_PREFIX).is_some_and(|id| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+impl Shared {
+    fn changed(&self) {
+        self.changes.send_modify(|generation| *generation += 1);
+    }
+
+    /// `record` with the live counters of its run, if it is running.
+    fn overlay(&self, mut record: JobRecord) -> JobRecord {
+        if let Some(live) = lock(&self.live).get(&record.name).cloned() {
+            if !record.is_done() {
+                record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
+            }
+        }
+        record
+    }
+
+    /// The next queued job, waiting for one; `None` once stopping.
+    fn next_job(&self) -> Option<String> {
+        let mut queue = lock(&self.queue);
+        loop {
+            if self.stopping.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(name) = queue.pop_front() {
+                return Some(name);
+            }
+            queue = self.wake.wait(queue).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    /// A worker thread: runs queued jobs one after another until stopping.
+    fn work(&self) {
+        lower_priority();
+        let cpu_clock = thread_cpu_clock();
+        while let Some(name) = self.next_job() {
+            if let Err(error) = self.run(&name, cpu_clock) {
+                tracing::error!(name, %error, "the job store failed; the job resumes at the next start");
+            }
+        }
+    }
+
+    /// Runs job `name` to its end (or until stopping) and saves its record.
+    fn run(&self, name: &str, cpu_clock: Option<libc::clockid_t>) -> StoreResult<()> {
+        let (record, live) = {
+            let _transition = lock(&self.transitions);
+            let Some(mut record) = self.store.get(name)? else { return Ok(()) };
+            if record.is_done() {
+                return Ok(());
+            }
+            record.progress_mut().set_state(ExploreState::Running);
+            self.store.put(&record)?;
+            let live = Arc::new(Live::start(&record, cpu_clock));
+            lock(&self.live).insert(name.to_string(), live.clone());
+            (record, live)
+        };
+        self.changed();
+        tracing::info!(name, "job running");
+        let request = record.request.clone().unwrap_or_default();
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| self.execute(name, &request, &live)));
+        self.memo.flush();
+
+        let _transition = lock(&self.transitions);
+        lock(&self.live).remove(name);
+        let Some(mut record) = self.store.get(name)? else { return Ok(()) };
+        record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
+        let mut finished_items = false;
+        match outcome {
+            Ok(Ok(result)) => {
+                record.result = Some(result);
+                record.finish(ExploreState::Succeeded, None);
+                finished_items = true;
+            }
+            Ok(Err(Stopped::Interrupted(Interrupted::Cancelled)))
+                if !live.cancelled_by_user.load(Ordering::Relaxed) =>
+            {
+                tracing::info!(name, "job stopped by the shutdown; it resumes at the next start");
+            }
+            Ok(Err(Stopped::Interrupted(Interrupted::Cancelled))) => {
+                record.finish(
+                    ExploreState::Cancelled,
+                    Some(status(tonic::Code::Cancelled, "cancelled by CancelOperation")),
+                );
+            }
+            Ok(Err(Stopped::Interrupted(Interrupted::DeadlineExceeded))) => record.finish(
+                ExploreState::Failed,
+                Some(status(tonic::Code::DeadlineExceeded, "the job ran for its max_duration without finishing")),
+            ),
+            Ok(Err(Stopped::Invalid(message))) => {
+                record.finish(ExploreState::Failed, Some(status(tonic::Code::InvalidArgument, message)))
+            }
+            Ok(Err(Stopped::Store(error))) => return Err(error),
+            Err(_panic) => record.finish(
+                ExploreState::Failed,
+                Some(status(tonic::Code::Internal, "the job failed (an internal error; see the server log)")),
+            ),
+        }
+        self.store.put(&record)?;
+        if finished_items {
+            self.store.drop_items(name)?;
+        }
+        self.store.flush()?;
+        self.changed();
+        tracing::info!(name, state = ?record.state(), "job run ended");
+        Ok(())
+    }
+
+    /// Computes the result of a job, recording finished family items as it goes.
+    fn execute(
+        &self,
+        name: &str,
+        request: &proto::ExploreRequest,
+        live: &Live,
+    ) -> Result<proto::ExploreResult, Stopped> {
+        let job = family::job_from_request(request).map_err(|error| Stopped::Invalid(error.0))?;
+        let elapsed_before = live.elapsed_before;
+        let deadline = request
+            .max_duration
+            .and_then(|limit| Duration::try_from(limit).ok())
+            .map(|limit| Instant::now() + limit.saturating_sub(elapsed_before));
+        let memo = CountingMemo { inner: &*self.memo, live };
+        let mut solver = Solver::new(Budget::new(deadline, live.cancel.clone()), &memo);
+        solver.table_limit = self.config.table_limit;
+        let base_positions = live.positions_computed.load(Ordering::Relaxed);
+        let add_stats =
+            |stats: Stats| live.positions_computed.store(base_positions + stats.positions_computed, Ordering::Relaxed);
+        let started = Instant::now();
+        let answer = match job {
+            Job::Solve(position) => {
+                live.items_total.store(1, Ordering::Relaxed);
+                let value = position.value(&mut solver)?;
+                Answer::Solve(proto::SolveResponse {
+                    outcome: convert::outcome_to_proto(value) as i32,
+                    grundy: value.nimber(),
+                    stats: Some(convert::stats_to_proto(solver.stats, started.elapsed())),
+                    ..Default::default()
+                })
+            }
+            Job::BestMove(position) => {
+                live.items_total.store(1, Ordering::Relaxed);
+                let (value, mv) = position.best_move(&mut solver)?;
+                Answer::BestMove(proto::BestMoveResponse {
+                    outcome: convert::outcome_to_proto(value) as i32,
+                    grundy: value.nimber(),
+                    r#move: mv.as_ref().map(convert::move_to_proto),
+                    after: mv.map(|mv| convert::position_to_proto(&position.play(&mv))),
+                    stats: Some(convert::stats_to_proto(solver.stats, started.elapsed())),
+                })
+            }
+            Job::Family(family) => {
+                let rows = self.run_family(name, &family, &mut solver, live, &add_stats)?;
+                return Ok(proto::ExploreResult { answer: None, rows });
+            }
+        };
+        add_stats(solver.stats);
+        live.items_done.store(1, Ordering::Relaxed);
+        Ok(proto::ExploreResult { answer: Some(answer), rows: Vec::new() })
+    }
+
+    /// Computes every item of a family not yet recorded, recording each; returns the table.
+    fn run_family(
+        &self,
+        name: &str,
+        family: &Family,
+        solver: &mut Solver,
+        live: &Live,
+        add_stats: &dyn Fn(Stats),
+    ) -> Result<Vec<proto::ExploreRow>, Stopped> {
+        let items = family.items();
+        let recorded = self.store.items(name)?;
+        live.items_total.store(items.len() as u64, Ordering::Relaxed);
+        live.items_done.store(recorded.len() as u64, Ordering::Relaxed);
+        live.items_done_before_run.store(recorded.len() as u64, Ordering::Relaxed);
+        for (index, item) in items.iter().enumerate() {
+            if recorded.contains_key((index as u64).to_be_bytes())? {
+                continue;
+            }
+            solver.budget.check()?;
+            let board = item.board();
+            let position = Position::Tetris(Box::new(board.clone()));
+            let memo = solver.memo;
+            let (value, cached) = match position.value_without_search(&|game, key| memo.get(game, key)) {
+                Some((value, found)) => (value, found > 0),
+                None => (position.value(solver)?, false),
+            };
+            let row = proto::ExploreRow {
+                rows: board.height() as u32,
+                columns: board.width() as u32,
+                board: if item.show_board { item.rows.clone() } else { Vec::new() },
+                blocked: item.blocked,
+                count: item.count,
+                outcome: convert::outcome_to_proto(value) as i32,
+                grundy: value.nimber(),
+                cached,
+            };
+            JobStore::put_item(&recorded, index, &row)?;
+            live.items_done.fetch_add(1, Ordering::Relaxed);
+            add_stats(solver.stats);
+        }
+        let mut rows = Vec::with_capacity(items.len());
+        for entry in recorded.iter() {
+            let (_, bytes) = entry?;
+            rows.extend(super::decode_row(&bytes));
+        }
+        Ok(rows)
+    }
+
+    /// The checkpointer thread: once a second saves running jobs' progress and flushes the memo;
+    /// once a minute deletes finished operations past their retention.
+    fn checkpoints(&self) {
+        let mut last_sweep: Option<Instant> = None;
+        loop {
+            {
+                let queue = lock(&self.queue);
+                if self.stopping.load(Ordering::Relaxed) {
+                    return;
+                }
+                let _ = self.wake.wait_timeout(queue, CHECKPOINT_EVERY);
+            }
+            if self.stopping.load(Ordering::Relaxed) {
+                return;
+            }
+            self.memo.flush();
+            if let Err(error) = self.save_progress() {
+                tracing::warn!(%error, "saving job progress failed");
+            }
+            if last_sweep.is_none_or(|at| at.elapsed() >= SWEEP_EVERY) {
+                last_sweep = Some(Instant::now());
+                if let Err(error) = self.sweep() {
+                    tracing::warn!(%error, "deleting expired operations failed");
+                }
+            }
+            self.changed();
+        }
+    }
+
+    fn save_progress(&self) -> StoreResult<()> {
+        let running: Vec<(String, Arc<Live>)> =
+            lock(&self.live).iter().map(|(name, live)| (name.clone(), live.clone())).collect();
+        for (name, live) in running {
+            let _transition = lock(&self.transitions);
+            if let Some(mut record) = self.store.get(&name)? {
+                if !is_final(record.state()) {
+                    record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
+                    self.store.put(&record)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes finished operations that ended longer than the retention ago.
+    fn sweep(&self) -> StoreResult<()> {
+        let Some(cutoff) = SystemTime::now().checked_sub(self.config.retention) else { return Ok(()) };
+        let cutoff: prost_types::Timestamp = cutoff.into();
+        for record in self.store.records_after("").collect::<Vec<_>>() {
+            let ended = record.progress.as_ref().and_then(|progress| progress.end_time);
+            if record.is_done() && ended.is_some_and(|end| (end.seconds, end.nanos) < (cutoff.seconds, cutoff.nanos)) {
+                let _transition = lock(&self.transitions);
+                self.store.delete(&record)?;
+                tracing::info!(name = record.name, "deleted an operation past its retention");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Job threads yield to interactive calls: they run at nice 10 (Linux sets it per thread).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain system calls on the calling thread, no memory passed.
+    unsafe {
+        let thread = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, thread, 10);
+    }
+}
+
+/// The CPU-time clock of the calling thread, readable from any thread while it lives.
+fn thread_cpu_clock() -> Option<libc::clockid_t> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `clock` is a valid out-pointer; pthread_self is the calling thread.
+    let result = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
+    (result == 0).then_some(clock)
+}
+
+/// The CPU time on `clock` so far (zero if it cannot be read).
+fn cpu_time(clock: libc::clockid_t) -> Duration {
+    let mut time = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `time` is a valid out-pointer.
+    if unsafe { libc::clock_gettime(clock, &mut time) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(time.tv_sec as u64, time.tv_nsec as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operation_names_are_recognised() {
+        assert!(is_name("operations/00000000000000ff"));
+        assert!(!is_name("operations/ff"));
+        assert!(!is_name("jobs/00000000000000ff"));
+    }
+}
