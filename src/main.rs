@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use nimber::cache::Store;
+use nimber::cache::{OnCorrupt, Store};
 use nimber::games::{Budget, Memo, NoMemo, Solver, DEFAULT_TABLE_LIMIT};
 use nimber::judge::{judge, Problem};
 use nimber::server::{shutdown_signal, Server, ServerConfig};
@@ -64,6 +64,14 @@ struct ServeArgs {
     /// Serve Prometheus metrics on `GET /metrics` at this address (default: off).
     #[arg(long, env = "NIMBER_METRICS_LISTEN")]
     metrics_listen: Option<SocketAddr>,
+    /// Size bound of the store on disk, in bytes: once reached, it keeps the values most expensive
+    /// to recompute (default: 2 GiB, or a quarter of the data directory's filesystem if smaller).
+    #[arg(long, env = "NIMBER_MAX_STORE_BYTES")]
+    max_store_bytes: Option<u64>,
+    /// What to do when the store on disk is unreadable: `rebuild` moves it aside to
+    /// `<data-dir>.corrupt-<unix seconds>` and starts empty; `fail` exits with one line.
+    #[arg(long, env = "NIMBER_ON_CORRUPT_STORE", value_enum, default_value_t = OnCorrupt::Rebuild)]
+    on_corrupt_store: OnCorrupt,
 }
 
 fn main() -> ExitCode {
@@ -94,6 +102,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
         max_expensive_solves: args.max_expensive_solves.unwrap_or(defaults.max_expensive_solves).max(1),
         metrics_listen: args.metrics_listen,
+        max_store_bytes: args.max_store_bytes,
+        on_corrupt_store: args.on_corrupt_store,
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {

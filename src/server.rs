@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 
-use crate::cache::Store;
+use crate::cache::{OnCorrupt, Store, StoreOptions};
 use crate::metrics::{self, Metrics};
 use crate::proto;
 use crate::service::{EngineConfig, SolverService};
@@ -33,6 +33,10 @@ pub struct ServerConfig {
     pub max_expensive_solves: usize,
     /// Where to serve Prometheus metrics (`GET /metrics`), if anywhere.
     pub metrics_listen: Option<SocketAddr>,
+    /// The store's size bound in bytes (`None`: 2 GiB or a quarter of its filesystem, if smaller).
+    pub max_store_bytes: Option<u64>,
+    /// What to do when the store on disk is unreadable.
+    pub on_corrupt_store: OnCorrupt,
 }
 
 /// The defaults documented in the README: `./nimber-data`, 60 s, 16 Mi entries, 16 MiB, 10 s,
@@ -47,6 +51,8 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(10),
             max_expensive_solves: std::thread::available_parallelism().map_or(2, |cores| cores.get()),
             metrics_listen: None,
+            max_store_bytes: None,
+            on_corrupt_store: OnCorrupt::Rebuild,
         }
     }
 }
@@ -62,7 +68,14 @@ pub struct Server {
 impl Server {
     /// Opens the store in `config.data_dir` and binds `listen` (port 0 picks a free port).
     pub async fn bind(listen: SocketAddr, config: ServerConfig) -> anyhow::Result<Self> {
-        let store = Arc::new(Store::open(&config.data_dir, config.table_limit)?);
+        let options = StoreOptions {
+            hot_limit: config.table_limit,
+            max_bytes: config.max_store_bytes,
+            on_corrupt: config.on_corrupt_store,
+        };
+        let data_dir = config.data_dir.clone();
+        // Opening reads the disk (and may count an old store once): not on the async runtime.
+        let store = Arc::new(tokio::task::spawn_blocking(move || Store::open_with(&data_dir, &options)).await??);
         let listener =
             TcpListener::bind(listen).await.map_err(|error| anyhow::anyhow!("cannot listen on {listen}: {error}"))?;
         let metrics_listener = match config.metrics_listen {
