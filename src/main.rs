@@ -76,7 +76,9 @@ struct ServeArgs {
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_env_filter(quiet_sled(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        ))
         .with_writer(std::io::stderr)
         .init();
     let result = match Cli::parse().command {
@@ -89,6 +91,16 @@ fn main() -> ExitCode {
             eprintln!("nimber: {error:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Silences sled's own log lines unless `RUST_LOG` names sled: the store reports every sled
+/// failure itself, once (a damaged store would otherwise log sled's view of it too).
+fn quiet_sled(filter: tracing_subscriber::EnvFilter) -> tracing_subscriber::EnvFilter {
+    let names_sled = std::env::var("RUST_LOG").is_ok_and(|directives| directives.contains("sled"));
+    match "sled=off".parse() {
+        Ok(directive) if !names_sled => filter.add_directive(directive),
+        _ => filter,
     }
 }
 

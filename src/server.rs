@@ -145,10 +145,13 @@ impl Server {
         if let Some(task) = metrics_task {
             task.abort();
         }
-        self.store.sync().map_err(|error| {
-            anyhow::anyhow!("cannot flush the cache store at {}: {error}", self.config.data_dir.display())
-        })?;
-        tracing::info!("stopped; store flushed");
+        // The store is a cache: values it could not write (a full disk) are only not remembered.
+        match self.store.sync() {
+            Ok(()) => tracing::info!("stopped; store flushed"),
+            Err(error) => {
+                tracing::warn!(%error, data_dir = %self.config.data_dir.display(), "stopped; some values were not written")
+            }
+        }
         Ok(())
     }
 }

@@ -29,12 +29,18 @@ impl TestServer {
 
     /// A server on `data_dir` with extra `serve` flags.
     pub fn start_in(data_dir: &Path, flags: &[&str]) -> Self {
+        Self::start_logging(data_dir, flags, Stdio::inherit())
+    }
+
+    /// A server on `data_dir` with extra `serve` flags, its stderr (the log) sent to `stderr`.
+    pub fn start_logging(data_dir: &Path, flags: &[&str], stderr: impl Into<Stdio>) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_nimber"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
             .args(flags)
             .env("RUST_LOG", std::env::var("NIMBER_TEST_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .expect("the nimber binary starts");
         let stdout = child.stdout.take().expect("piped stdout");
