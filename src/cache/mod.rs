@@ -311,7 +311,7 @@ impl Shared {
     /// Makes `opened` the database the store reads and writes.
     fn install(&self, opened: writer::Opened) {
         self.entries.store(opened.entries, Ordering::Relaxed);
-        if let Some(size) = disk::guarded(|| opened.db.size_on_disk()).ok() {
+        if let Ok(size) = disk::guarded(|| opened.db.size_on_disk()) {
             self.size_bytes.store(size, Ordering::Relaxed);
         }
         *self.db.write().unwrap_or_else(|p| p.into_inner()) = Some(opened.db);
@@ -651,7 +651,7 @@ mod tests {
         let store = Store::open_with(dir.path(), &options).unwrap();
         let key = |i: u64| [i.to_be_bytes(), (i * 31).to_le_bytes(), [7; 8]].concat();
         // Every 100th value is expensive; the rest cost next to nothing.
-        let cost = |i: u64| if i % 100 == 0 { 1 << 30 } else { i % 50 };
+        let cost = |i: u64| if i.is_multiple_of(100) { 1 << 30 } else { i % 50 };
         let mut sizes = Vec::new();
         for round in 0..20u64 {
             for i in round * 20_000..(round + 1) * 20_000 {

@@ -159,9 +159,12 @@ pub(super) fn run(shared: &Shared, cap: Option<u64>) {
             bound.written_since_reopen += values.len() as u64;
             error = write(shared, values).err();
         }
+        let syncing = sync_ticket > lock(&shared.queue).sync_done;
         if error.is_none() {
             if let Some(db) = shared.db() {
-                error = guarded(|| db.flush()).err().map(|failure| failure.to_string());
+                if syncing {
+                    error = guarded(|| db.flush()).err().map(|failure| failure.to_string());
+                }
                 if let Ok(size) = guarded(|| db.size_on_disk()) {
                     shared.size_bytes.store(size, Ordering::Relaxed);
                 }
