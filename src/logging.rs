@@ -22,11 +22,21 @@ pub enum LogFormat {
 
 /// Installs the global subscriber: `RUST_LOG` filters (default `info`), lines go to stderr.
 pub fn init(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let filter = quiet_sled(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
         LogFormat::Json => builder.json().init(),
+    }
+}
+
+/// Silences sled's own log lines unless `RUST_LOG` names sled: the store reports every sled
+/// failure itself, once (a damaged store would otherwise log sled's view of it too).
+fn quiet_sled(filter: tracing_subscriber::EnvFilter) -> tracing_subscriber::EnvFilter {
+    let names_sled = std::env::var("RUST_LOG").is_ok_and(|directives| directives.contains("sled"));
+    match "sled=off".parse() {
+        Ok(directive) if !names_sled => filter.add_directive(directive),
+        _ => filter,
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use nimber::cache::Store;
+use nimber::cache::{OnCorrupt, Store};
 use nimber::games::{Budget, Memo, NoMemo, Solver, DEFAULT_TABLE_LIMIT};
 use nimber::judge::{judge, Problem};
 use nimber::limits;
@@ -114,6 +114,14 @@ struct ServeArgs {
     /// How long a finished operation is kept unless deleted (e.g. 7d, 12h, 30m).
     #[arg(long, env = "NIMBER_JOB_RETENTION", default_value = "7d", value_parser = humantime::parse_duration)]
     job_retention: Duration,
+    /// Size bound of the store on disk, in bytes: once reached, it keeps the values most expensive
+    /// to recompute (default: 2 GiB, or a quarter of the data directory's filesystem if smaller).
+    #[arg(long, env = "NIMBER_MAX_STORE_BYTES")]
+    max_store_bytes: Option<u64>,
+    /// What to do when the store on disk is unreadable: `rebuild` moves it aside to
+    /// `<data-dir>.corrupt-<unix seconds>` and starts empty; `fail` exits with one line.
+    #[arg(long, env = "NIMBER_ON_CORRUPT_STORE", value_enum, default_value_t = OnCorrupt::Rebuild)]
+    on_corrupt_store: OnCorrupt,
 }
 
 fn main() -> ExitCode {
@@ -173,6 +181,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             retention: args.job_retention,
             table_limit: budget.table_entries,
         },
+        max_store_bytes: args.max_store_bytes,
+        on_corrupt_store: args.on_corrupt_store,
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
-use crate::cache::Store;
+use crate::cache::{OnCorrupt, Store, StoreOptions};
 use crate::calls::CallLayer;
 use crate::metrics::{self, Metrics};
 use crate::proto;
@@ -50,6 +50,10 @@ pub struct ServerConfig {
     pub keepalive_timeout: Duration,
     /// Long-running jobs: their store, worker limit and retention.
     pub jobs: crate::jobs::runner::JobsConfig,
+    /// The store's size bound in bytes (`None`: 2 GiB or a quarter of its filesystem, if smaller).
+    pub max_store_bytes: Option<u64>,
+    /// What to do when the store on disk is unreadable.
+    pub on_corrupt_store: OnCorrupt,
 }
 
 /// The default of `--max-message-bytes`: 4 MiB, gRPC's default.
@@ -90,6 +94,8 @@ impl Default for ServerConfig {
             keepalive_interval: Duration::from_secs(60),
             keepalive_timeout: Duration::from_secs(20),
             jobs: crate::jobs::runner::JobsConfig::default(),
+            max_store_bytes: None,
+            on_corrupt_store: OnCorrupt::Rebuild,
         }
     }
 }
@@ -106,7 +112,14 @@ pub struct Server {
 impl Server {
     /// Opens the store in `config.data_dir` and binds `listen` (port 0 picks a free port).
     pub async fn bind(listen: SocketAddr, config: ServerConfig) -> anyhow::Result<Self> {
-        let store = Arc::new(Store::open(&config.data_dir, config.table_limit)?);
+        let options = StoreOptions {
+            hot_limit: config.table_limit,
+            max_bytes: config.max_store_bytes,
+            on_corrupt: config.on_corrupt_store,
+        };
+        let data_dir = config.data_dir.clone();
+        // Opening reads the disk (and may count an old store once): not on the async runtime.
+        let store = Arc::new(tokio::task::spawn_blocking(move || Store::open_with(&data_dir, &options)).await??);
         let jobs = crate::jobs::runner::Runner::start(config.jobs.clone(), store.clone())?;
         let listener =
             TcpListener::bind(listen).await.map_err(|error| anyhow::anyhow!("cannot listen on {listen}: {error}"))?;
@@ -201,10 +214,13 @@ impl Server {
             task.abort();
         }
         suppressed_lines_task.abort();
-        self.store.sync().map_err(|error| {
-            anyhow::anyhow!("cannot flush the cache store at {}: {error}", self.config.data_dir.display())
-        })?;
-        tracing::info!("stopped; store flushed");
+        // The store is a cache: values it could not write (a full disk) are only not remembered.
+        match self.store.sync() {
+            Ok(()) => tracing::info!("stopped; store flushed"),
+            Err(error) => {
+                tracing::warn!(%error, data_dir = %self.config.data_dir.display(), "stopped; some values were not written")
+            }
+        }
         Ok(())
     }
 }

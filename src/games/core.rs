@@ -138,29 +138,36 @@ pub enum GameTag {
 ///
 /// Implemented over sled by the cache module; games only see this trait.
 pub trait Memo: Send + Sync {
-    /// The stored value of `key`, if any.
+    /// The stored value of `key`, if any (may read the disk).
     fn get(&self, game: GameTag, key: &[u8]) -> Option<u64>;
-    /// Remember `value` for `key` (the memo may buffer writes; see [`Memo::flush`]).
-    fn put(&self, game: GameTag, key: &[u8], value: u64);
-    /// Write buffered values to durable storage.
+    /// Remember `value` for `key`; `cost` is the work its computation took (search nodes), so a
+    /// bounded memo keeps the values most expensive to recompute. Never waits for I/O (the memo
+    /// may buffer writes; see [`Memo::flush`]).
+    fn put(&self, game: GameTag, key: &[u8], value: u64, cost: u64);
+    /// Ask for buffered values to be written to durable storage soon; does not wait for it.
     fn flush(&self);
+    /// The value of `key` if the memo holds it in memory (no I/O, cheap): for answering warm
+    /// positions without queueing for a solve.
+    fn peek(&self, _game: GameTag, _key: &[u8]) -> Option<u64> {
+        None
+    }
 
-    /// The value of `key`, from the memo or else computed by `compute` and remembered; also whether
-    /// it was found rather than computed by this call. Stores shared by concurrent solves override
-    /// this so that concurrent askers of one missing key compute it once (single-flight), the others
-    /// waiting within their `budget`.
+    /// The value of `key`, from the memo or else computed by `compute` (which returns the value and
+    /// its cost, see [`Memo::put`]) and remembered; also whether it was found rather than computed
+    /// by this call. Stores shared by concurrent solves override this so that concurrent askers of
+    /// one missing key compute it once (single-flight), the others waiting within their `budget`.
     fn get_or_compute(
         &self,
         game: GameTag,
         key: &[u8],
         _budget: &Budget,
-        compute: &mut dyn FnMut() -> Result<u64, Interrupted>,
+        compute: &mut dyn FnMut() -> Result<(u64, u64), Interrupted>,
     ) -> Result<(u64, bool), Interrupted> {
         if let Some(value) = self.get(game, key) {
             return Ok((value, true));
         }
-        let value = compute()?;
-        self.put(game, key, value);
+        let (value, cost) = compute()?;
+        self.put(game, key, value, cost);
         Ok((value, false))
     }
 }
@@ -173,7 +180,7 @@ impl Memo for NoMemo {
     fn get(&self, _game: GameTag, _key: &[u8]) -> Option<u64> {
         None
     }
-    fn put(&self, _game: GameTag, _key: &[u8], _value: u64) {}
+    fn put(&self, _game: GameTag, _key: &[u8], _value: u64, _cost: u64) {}
     fn flush(&self) {}
 }
 

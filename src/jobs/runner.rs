@@ -158,13 +158,17 @@ impl Memo for CountingMemo<'_> {
         value
     }
 
-    fn put(&self, game: GameTag, key: &[u8], value: u64) {
+    fn put(&self, game: GameTag, key: &[u8], value: u64, cost: u64) {
         self.live.components_searched.fetch_add(1, Ordering::Relaxed);
-        self.inner.put(game, key, value);
+        self.inner.put(game, key, value, cost);
     }
 
     fn flush(&self) {
         self.inner.flush();
+    }
+
+    fn peek(&self, game: GameTag, key: &[u8]) -> Option<u64> {
+        self.inner.peek(game, key)
     }
 
     fn get_or_compute(
@@ -172,7 +176,7 @@ impl Memo for CountingMemo<'_> {
         game: GameTag,
         key: &[u8],
         budget: &Budget,
-        compute: &mut dyn FnMut() -> Result<u64, Interrupted>,
+        compute: &mut dyn FnMut() -> Result<(u64, u64), Interrupted>,
     ) -> Result<(u64, bool), Interrupted> {
         let (value, found) = self.inner.get_or_compute(game, key, budget, compute)?;
         let counter = if found { &self.live.cache_hits } else { &self.live.components_searched };

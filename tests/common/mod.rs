@@ -32,8 +32,14 @@ impl TestServer {
     /// A server on `data_dir` with extra `serve` flags (and a fresh temporary job store unless
     /// `--jobs-dir` is among them).
     pub fn start_in(data_dir: &Path, flags: &[&str]) -> Self {
+        Self::start_in_logging(data_dir, flags, Stdio::inherit())
+    }
+
+    /// A server on `data_dir` with extra `serve` flags, its stderr (the log, filtered by
+    /// `NIMBER_TEST_LOG`, default `warn`) sent to `stderr`.
+    pub fn start_in_logging(data_dir: &Path, flags: &[&str], stderr: impl Into<Stdio>) -> Self {
         let log_filter = std::env::var("NIMBER_TEST_LOG").unwrap_or_else(|_| "warn".into());
-        Self::spawn(data_dir, flags, &log_filter, Stdio::inherit())
+        Self::spawn(data_dir, flags, &log_filter, stderr.into())
     }
 
     /// A server on a fresh temporary data directory with extra `serve` flags, logging with filter

@@ -404,7 +404,10 @@ impl<'s, 'a> Engine<'s, 'a> {
                 value ^= u64::from(self.value(&kind, true)?);
                 continue;
             };
-            let mut compute = || self.value(&kind, true).map(u64::from);
+            let mut compute = || {
+                let work_before = self.nodes;
+                self.value(&kind, true).map(|value| (u64::from(value), self.nodes - work_before))
+            };
             let (part_value, found) = memo.get_or_compute(GameTag::Tetris, &key, &budget, &mut compute)?;
             value ^= if found && part_value <= 64 {
                 self.solver.stats.cache_hits += 1;
@@ -496,7 +499,8 @@ impl<'s, 'a> Engine<'s, 'a> {
         if let Some(value) = known.exact() {
             self.solver.stats.cache_hits += 1;
             if top_level {
-                self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value));
+                // Known from this solve: what it cost is not known here (the memo keeps the larger).
+                self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), 0);
             }
             return Ok((value <= limit).then_some(value));
         }
@@ -529,8 +533,9 @@ impl<'s, 'a> Engine<'s, 'a> {
         self.remember(key, known);
         if let Some(value) = known.exact() {
             self.solver.stats.positions_computed += 1;
-            if top_level || (persistent && self.nodes - work_before >= MEMO_MIN_WORK) {
-                self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value));
+            let work = self.nodes - work_before;
+            if top_level || (persistent && work >= MEMO_MIN_WORK) {
+                self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), work);
             }
         }
         Ok(known.exact())

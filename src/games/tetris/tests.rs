@@ -462,7 +462,7 @@ impl Memo for FakeMemo {
         assert_eq!(game, GameTag::Tetris);
         self.0.lock().expect("not poisoned").get(key).copied()
     }
-    fn put(&self, game: GameTag, key: &[u8], value: u64) {
+    fn put(&self, game: GameTag, key: &[u8], value: u64, _cost: u64) {
         assert_eq!(game, GameTag::Tetris);
         self.0.lock().expect("not poisoned").insert(key.to_vec(), value);
     }

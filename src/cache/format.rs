@@ -1,0 +1,170 @@
+//! How keys and values are laid out in sled (see the module docs of [`crate::cache`]).
+
+use crate::games::GameTag;
+
+/// The version byte of format 1: the Grundy value as 8 little-endian bytes (no cost, no checksum).
+pub const VALUE_FORMAT_V1: u8 = 1;
+
+/// The version byte of format 2: the Grundy value and the recompute cost as LEB128 varints, then a
+/// CRC-32 of the key and everything before the checksum, 4 bytes little-endian.
+pub const VALUE_FORMAT_V2: u8 = 2;
+
+/// The first byte of every key that is the store's own bookkeeping rather than a memoized value;
+/// no [`GameTag`] has this value.
+const INTERNAL: u8 = 0;
+
+/// The key of the number of memoized values, kept in the same batch as every write.
+pub(crate) const ENTRIES_KEY: &[u8] = b"\0nimber/entries";
+
+/// The key of the most memoized values kept (present once the size bound was reached).
+pub(crate) const CAP_KEY: &[u8] = b"\0nimber/cap";
+
+/// The prefix of the eviction index: `prefix ++ cost bucket ++ value key` -> empty.
+pub(crate) const INDEX_PREFIX: &[u8] = b"\0nimber/index/";
+
+/// The cost bucket assumed for format-1 values, whose cost is unknown: that of 4096 search nodes,
+/// in the middle of what memoized components cost (64 nodes and up), so they are neither evicted
+/// first nor kept forever.
+pub(crate) const V1_BUCKET: u8 = 13;
+
+/// A decoded value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stored {
+    /// The Grundy value.
+    pub value: u64,
+    /// What recomputing it costs (search nodes), `None` when the format does not say.
+    pub cost: Option<u64>,
+}
+
+/// A store key: the game tag byte, then the canonical state bytes.
+pub fn store_key(game: GameTag, state: &[u8]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(1 + state.len());
+    key.push(game as u8);
+    key.extend_from_slice(state);
+    key
+}
+
+/// Whether `key` is a memoized value's rather than the store's bookkeeping.
+pub(crate) fn is_value_key(key: &[u8]) -> bool {
+    key.first().is_some_and(|&first| first != INTERNAL)
+}
+
+/// Encodes a value of `key` in the current format (2).
+pub fn encode_value(key: &[u8], value: u64, cost: u64) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(1 + 10 + 10 + 4);
+    bytes.push(VALUE_FORMAT_V2);
+    push_varint(&mut bytes, value);
+    push_varint(&mut bytes, cost);
+    let checksum = checksum(key, &bytes);
+    bytes.extend_from_slice(&checksum.to_le_bytes());
+    bytes
+}
+
+/// Decodes a stored value of `key`; `None` (a miss) for an unknown version, a malformed value or
+/// a checksum that does not match.
+pub fn decode_value(key: &[u8], bytes: &[u8]) -> Option<Stored> {
+    match bytes.split_first()? {
+        (&VALUE_FORMAT_V1, rest) => Some(Stored { value: u64::from_le_bytes(rest.try_into().ok()?), cost: None }),
+        (&VALUE_FORMAT_V2, _) => {
+            let (body, sum) = bytes.split_at(bytes.len().checked_sub(4)?);
+            if checksum(key, body).to_le_bytes() != sum {
+                return None;
+            }
+            let mut at = 1;
+            let value = read_varint(body, &mut at)?;
+            let cost = read_varint(body, &mut at)?;
+            (at == body.len()).then_some(Stored { value, cost: Some(cost) })
+        }
+        _ => None,
+    }
+}
+
+/// The eviction bucket of a cost: its bit length, so bucket `b` holds costs in `[2^(b-1), 2^b)`.
+pub(crate) fn cost_bucket(cost: u64) -> u8 {
+    (u64::BITS - cost.leading_zeros()) as u8
+}
+
+/// The eviction bucket a stored value is indexed under: by its cost, [`V1_BUCKET`] for format 1,
+/// 0 (evicted first) for anything undecodable.
+pub(crate) fn bucket_of_stored(key: &[u8], bytes: &[u8]) -> u8 {
+    match decode_value(key, bytes) {
+        Some(Stored { cost: Some(cost), .. }) => cost_bucket(cost),
+        Some(Stored { cost: None, .. }) => V1_BUCKET,
+        None => 0,
+    }
+}
+
+/// The eviction index key of a value key in `bucket`.
+pub(crate) fn index_key(bucket: u8, key: &[u8]) -> Vec<u8> {
+    let mut index = Vec::with_capacity(INDEX_PREFIX.len() + 1 + key.len());
+    index.extend_from_slice(INDEX_PREFIX);
+    index.push(bucket);
+    index.extend_from_slice(key);
+    index
+}
+
+/// The value key an eviction index key points to.
+pub(crate) fn indexed_key(index: &[u8]) -> Option<&[u8]> {
+    index.strip_prefix(INDEX_PREFIX)?.split_first().map(|(_, key)| key).filter(|key| is_value_key(key))
+}
+
+fn checksum(key: &[u8], body: &[u8]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(key);
+    hasher.update(body);
+    hasher.finalize()
+}
+
+fn push_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *bytes.get(*at)?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f).checked_shl(shift)?;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_round_trip_and_damage_is_a_miss() {
+        let key = store_key(GameTag::Tetris, b"component");
+        for (value, cost) in [(0, 0), (7, 64), (64, u64::MAX)] {
+            let bytes = encode_value(&key, value, cost);
+            assert_eq!(decode_value(&key, &bytes), Some(Stored { value, cost: Some(cost) }));
+            for at in 0..bytes.len() {
+                let mut flipped = bytes.clone();
+                flipped[at] ^= 0x10;
+                assert_eq!(decode_value(&key, &flipped), None, "a flip at {at} of {bytes:?}");
+            }
+            assert_eq!(decode_value(&store_key(GameTag::Tetris, b"other"), &bytes), None);
+        }
+        let mut v1 = vec![VALUE_FORMAT_V1];
+        v1.extend_from_slice(&5u64.to_le_bytes());
+        assert_eq!(decode_value(&key, &v1), Some(Stored { value: 5, cost: None }));
+        assert_eq!(bucket_of_stored(&key, &v1), V1_BUCKET);
+        assert_eq!(bucket_of_stored(&key, &[9, 9]), 0);
+    }
+
+    #[test]
+    fn index_keys_order_by_cost_and_point_back() {
+        let key = store_key(GameTag::Tetris, b"k");
+        assert!(index_key(cost_bucket(10), &key) < index_key(cost_bucket(1000), &key));
+        assert_eq!(indexed_key(&index_key(3, &key)), Some(&key[..]));
+        assert!(!is_value_key(ENTRIES_KEY) && !is_value_key(&index_key(3, &key)) && is_value_key(&key));
+    }
+}

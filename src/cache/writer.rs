@@ -1,0 +1,332 @@
+//! The store's own thread: it writes buffered values in batches (keeping the entry count and the
+//! eviction index in the same atomic batch), answers syncs, reopens sled after a full disk, and
+//! keeps the store within its size bound.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::disk::{self, guarded, Failure, Kind};
+use super::format::{
+    bucket_of_stored, cost_bucket, decode_value, encode_value, index_key, indexed_key, is_value_key, CAP_KEY,
+    ENTRIES_KEY, INDEX_PREFIX,
+};
+use super::{lock, OnCorrupt, OpenError, Shared, WRITE_BATCH};
+
+/// The longest a buffered value waits before the writer thread writes it.
+const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// How often an unavailable store (a full disk) is tried again.
+const RETRY_INTERVAL: Duration = Duration::from_secs(2);
+
+/// An open database and what its bookkeeping says.
+pub(super) struct Opened {
+    pub(super) db: sled::Db,
+    pub(super) entries: u64,
+    pub(super) cap: Option<u64>,
+}
+
+impl Opened {
+    pub(super) fn new(db: sled::Db, entries: u64, cap: Option<u64>) -> Self {
+        Self { db, entries, cap }
+    }
+}
+
+/// Opens the store in `path` and reads its bookkeeping (counting and indexing an old store once).
+/// An unreadable store is moved aside and replaced by an empty one, or refused, per `on_corrupt`;
+/// `Ok(None)` means the disk is full.
+pub(super) fn open_or_recover(path: &Path, on_corrupt: OnCorrupt) -> Result<Option<Opened>, OpenError> {
+    let failure = match open_and_prepare(path) {
+        Ok(opened) => return Ok(Some(opened)),
+        Err(failure) => failure,
+    };
+    match failure.kind() {
+        Kind::Environment => Err(OpenError::new(path, &failure)),
+        Kind::NoSpace => Ok(None),
+        Kind::Corrupt if on_corrupt == OnCorrupt::Fail => Err(OpenError {
+            path: path.display().to_string(),
+            reason: format!(
+                "the store is unreadable ({failure}); it is only a cache: move it away, or start with \
+                 --on-corrupt-store=rebuild to have it moved aside"
+            ),
+        }),
+        Kind::Corrupt => {
+            let aside = disk::aside_path(path);
+            std::fs::rename(path, &aside).map_err(|error| OpenError {
+                path: path.display().to_string(),
+                reason: format!(
+                    "the store is unreadable ({failure}) and cannot be moved to {}: {error}",
+                    aside.display()
+                ),
+            })?;
+            tracing::error!(
+                data_dir = %path.display(),
+                moved_to = %aside.display(),
+                "the cache store is unreadable ({failure}); moved it aside and started with an empty store"
+            );
+            match open_and_prepare(path) {
+                Ok(opened) => Ok(Some(opened)),
+                Err(failure) if failure.kind() == Kind::NoSpace => Ok(None),
+                Err(failure) => Err(OpenError::new(path, &failure)),
+            }
+        }
+    }
+}
+
+fn open_and_prepare(path: &Path) -> Result<Opened, Failure> {
+    let db = disk::open_sled(path)?;
+    let (entries, cap) = guarded(|| {
+        let entries = match db.get(ENTRIES_KEY)?.and_then(|bytes| read_u64(&bytes)) {
+            Some(entries) => entries,
+            None => count_and_index(&db)?,
+        };
+        Ok((entries, db.get(CAP_KEY)?.and_then(|bytes| read_u64(&bytes))))
+    })?;
+    Ok(Opened::new(db, entries, cap))
+}
+
+/// A store without an entry count (written before counts were kept): counts its values and indexes
+/// them for eviction, once.
+fn count_and_index(db: &sled::Db) -> sled::Result<u64> {
+    let mut entries = 0u64;
+    let mut batch = sled::Batch::default();
+    let mut batched = 0;
+    for item in db.iter() {
+        let (key, value) = item?;
+        if !is_value_key(&key) {
+            continue;
+        }
+        entries += 1;
+        batch.insert(index_key(bucket_of_stored(&key, &value), &key), &[][..]);
+        batched += 1;
+        if batched == WRITE_BATCH {
+            db.apply_batch(std::mem::take(&mut batch))?;
+            batched = 0;
+        }
+    }
+    batch.insert(ENTRIES_KEY, &entries.to_le_bytes()[..]);
+    db.apply_batch(batch)?;
+    if entries > 0 {
+        tracing::info!(entries, "counted and indexed the values of a store written by an older version");
+    }
+    Ok(entries)
+}
+
+fn read_u64(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
+/// What the writer thread knows about the size bound.
+struct Bound {
+    /// The most values kept, once the bound was reached.
+    cap: Option<u64>,
+    /// The size on disk when the bound was last acted on (values evicted or sled reopened).
+    size_at_action: u64,
+    /// Values written since sled was last reopened.
+    written_since_reopen: u64,
+}
+
+/// The writer thread's loop, until the store is dropped.
+pub(super) fn run(shared: &Shared, cap: Option<u64>) {
+    let mut bound = Bound { cap, size_at_action: shared.size_bytes.load(Ordering::Relaxed), written_since_reopen: 0 };
+    let mut last_write = Instant::now();
+    let mut next_retry = Instant::now() + RETRY_INTERVAL;
+    loop {
+        let (values, sync_ticket, closing) = {
+            let mut queue = lock(&shared.queue);
+            loop {
+                let due = !queue.pending.is_empty()
+                    && (queue.pending.len() >= WRITE_BATCH
+                        || queue.flush_requested
+                        || last_write.elapsed() >= FLUSH_INTERVAL);
+                let retry = shared.path.is_some() && shared.db().is_none() && Instant::now() >= next_retry;
+                if queue.closing || queue.sync_requested > queue.sync_done || due || retry {
+                    break;
+                }
+                queue = shared.queue_changed.wait_timeout(queue, FLUSH_INTERVAL).unwrap_or_else(|p| p.into_inner()).0;
+            }
+            queue.flush_requested = false;
+            (std::mem::take(&mut queue.pending), queue.sync_requested, queue.closing)
+        };
+        if shared.db().is_none() && Instant::now() >= next_retry {
+            next_retry = Instant::now() + RETRY_INTERVAL;
+            reopen(shared, &mut bound);
+        }
+        let mut error = None;
+        if !values.is_empty() {
+            last_write = Instant::now();
+            bound.written_since_reopen += values.len() as u64;
+            error = write(shared, values).err();
+        }
+        let syncing = sync_ticket > lock(&shared.queue).sync_done;
+        if error.is_none() {
+            if let Some(db) = shared.db() {
+                if syncing {
+                    error = guarded(|| db.flush()).err().map(|failure| failure.to_string());
+                }
+                if let Ok(size) = guarded(|| db.size_on_disk()) {
+                    shared.size_bytes.store(size, Ordering::Relaxed);
+                }
+                drop(db);
+                keep_within_bound(shared, &mut bound);
+            }
+        }
+        let mut queue = lock(&shared.queue);
+        if sync_ticket > queue.sync_done {
+            queue.sync_done = sync_ticket;
+            queue.sync_error = error;
+            shared.synced.notify_all();
+        }
+        if closing && queue.pending.is_empty() {
+            return;
+        }
+    }
+}
+
+/// Writes `values` in one atomic batch with the updated entry count and eviction index.
+fn write(shared: &Shared, values: HashMap<Vec<u8>, (u64, u64)>) -> Result<(), String> {
+    let Some(db) = shared.db() else {
+        return Err("the store is unavailable (the disk is full)".to_string());
+    };
+    let entries = shared.entries.load(Ordering::Relaxed);
+    let written = guarded(|| {
+        let mut batch = sled::Batch::default();
+        let mut added = 0;
+        for (key, (value, mut cost)) in values {
+            match db.get(&key)? {
+                Some(old) => {
+                    if let Some(stored) = decode_value(&key, &old).filter(|stored| stored.value == value) {
+                        cost = cost.max(stored.cost.unwrap_or(0));
+                    }
+                    let old_bucket = bucket_of_stored(&key, &old);
+                    if old_bucket != cost_bucket(cost) {
+                        batch.remove(index_key(old_bucket, &key));
+                    }
+                }
+                None => added += 1,
+            }
+            batch.insert(index_key(cost_bucket(cost), &key), &[][..]);
+            batch.insert(key.as_slice(), encode_value(&key, value, cost));
+        }
+        batch.insert(ENTRIES_KEY, &(entries + added).to_le_bytes()[..]);
+        db.apply_batch(batch)?;
+        Ok(entries + added)
+    });
+    match written {
+        Ok(entries) => {
+            shared.entries.store(entries, Ordering::Relaxed);
+            Ok(())
+        }
+        Err(failure) => {
+            report_write_failure(shared, &failure);
+            Err(failure.to_string())
+        }
+    }
+}
+
+/// A failed write: on a full disk the store becomes unavailable (one ERROR line) and is reopened
+/// once space returns; anything else is a WARN line, at most one a minute.
+fn report_write_failure(shared: &Shared, failure: &Failure) {
+    if failure.kind() == Kind::NoSpace && shared.path.is_some() {
+        tracing::error!(
+            "the disk is full: the cache store is read-only (answers stay exact, new values are not remembered); \
+             writing resumes as soon as space returns"
+        );
+        shared.uninstall();
+    } else if shared.write_warnings.allow() {
+        tracing::warn!(%failure, "cache write failed; answers stay exact but are not remembered (at most one such line a minute)");
+    }
+}
+
+/// Closes sled and opens it again (after a full disk, or so that it reuses the space of removed
+/// values, which sled 0.34 only does for space freed before it was opened).
+fn reopen(shared: &Shared, bound: &mut Bound) {
+    let Some(path) = &shared.path else { return };
+    let was_writable = shared.writable.load(Ordering::Relaxed);
+    shared.uninstall();
+    // A reader may hold the database for a moment longer: then its lock is still held.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        match open_or_recover(path, shared.on_corrupt) {
+            Ok(Some(opened)) => {
+                bound.cap = opened.cap.or(bound.cap);
+                shared.install(opened);
+                bound.written_since_reopen = 0;
+                if !was_writable {
+                    tracing::info!(data_dir = %path.display(), "the cache store is writable again");
+                }
+                return;
+            }
+            Ok(None) => return,
+            Err(error) if Instant::now() < deadline && error.reason.contains("lock") => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(error) => {
+                if shared.write_warnings.allow() {
+                    tracing::error!(%error, "cannot reopen the cache store; serving without it, retrying");
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// Keeps the store within `shared.max_bytes`. When the file grows past the bound, the cheapest
+/// quarter of the values is evicted (the first time, or when reopening alone does not keep up:
+/// fewer than a quarter of the values were written since the last reopen) and sled is reopened so
+/// that it reuses the freed space; from then on the number of values stays at that cap, each new
+/// value evicting the cheapest.
+fn keep_within_bound(shared: &Shared, bound: &mut Bound) {
+    let size = shared.size_bytes.load(Ordering::Relaxed);
+    let entries = shared.entries.load(Ordering::Relaxed);
+    if size > shared.max_bytes && size > bound.size_at_action && shared.path.is_some() {
+        let cap = bound.cap.unwrap_or(entries).min(entries);
+        if bound.cap.is_none() || bound.written_since_reopen < cap / 4 {
+            bound.cap = Some(cap - cap / 4);
+        }
+        evict_to_cap(shared, bound);
+        reopen(shared, bound);
+        bound.size_at_action = size;
+    } else {
+        evict_to_cap(shared, bound);
+    }
+}
+
+/// Evicts the cheapest values until at most `bound.cap` remain, in one batch with the new count
+/// and the cap.
+fn evict_to_cap(shared: &Shared, bound: &Bound) {
+    let (Some(cap), Some(db)) = (bound.cap, shared.db()) else { return };
+    let entries = shared.entries.load(Ordering::Relaxed);
+    if entries <= cap {
+        return;
+    }
+    let evicted = guarded(|| {
+        let mut batch = sled::Batch::default();
+        let mut evicted = 0;
+        for index in db.scan_prefix(INDEX_PREFIX).keys() {
+            if entries - evicted <= cap {
+                break;
+            }
+            let index = index?;
+            if let Some(key) = indexed_key(&index) {
+                if db.get(key)?.is_some() {
+                    batch.remove(key);
+                    evicted += 1;
+                }
+            }
+            batch.remove(index);
+        }
+        batch.insert(ENTRIES_KEY, &(entries - evicted).to_le_bytes()[..]);
+        batch.insert(CAP_KEY, &cap.to_le_bytes()[..]);
+        db.apply_batch(batch)?;
+        Ok(evicted)
+    });
+    match evicted {
+        Ok(evicted) => {
+            shared.entries.store(entries - evicted, Ordering::Relaxed);
+            shared.evictions.fetch_add(evicted, Ordering::Relaxed);
+        }
+        Err(failure) => report_write_failure(shared, &failure),
+    }
+}

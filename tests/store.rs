@@ -1,0 +1,288 @@
+//! The store through the real server binary: damaged sled files never stop the server (an
+//! unreadable store is moved aside, or refused with `--on-corrupt-store=fail`), and a full disk
+//! never blocks a start (the server serves without the store and writes again once space returns).
+//! Answers are always checked against the engine run in this process without any store.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{engine_value, solve_request, TestServer};
+use nimber::proto::{self, position::Game as P};
+use nimber::random::SplitMix;
+use tonic_health::pb::{health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest};
+
+/// A random `height × width` 2×2-placement board, each cell blocked with probability `percent`/100.
+fn board(random: &mut SplitMix, height: usize, width: usize, percent: u64) -> proto::Position {
+    let rows = (0..height)
+        .map(|_| (0..width).map(|_| if random.below(100) < percent { '1' } else { '0' }).collect())
+        .collect();
+    proto::Position { game: Some(P::Tetris(proto::Tetris { rows })) }
+}
+
+/// Boards that need search (so the store gets values) and solve in milliseconds.
+fn boards(seed: u64, count: usize) -> Vec<proto::Position> {
+    let mut random = SplitMix::new(seed);
+    (0..count).map(|i| board(&mut random, 6 + i % 3, 7, 12)).collect()
+}
+
+/// Checks health says SERVING and every board's answer equals the engine's; returns how many
+/// positions the server computed (0 when everything came from the store).
+async fn check_answers(server: &TestServer, boards: &[proto::Position], case: &str) -> u64 {
+    let health = HealthClient::new(server.channel().await).check(HealthCheckRequest { service: String::new() }).await;
+    assert_eq!(health.expect("health answers").into_inner().status(), ServingStatus::Serving, "{case}");
+    let mut client = server.client().await;
+    let mut computed = 0;
+    for position in boards {
+        let answer = client.solve(solve_request(position.clone())).await.unwrap_or_else(|s| panic!("{case}: {s}"));
+        let answer = answer.into_inner();
+        assert_eq!(answer.grundy, engine_value(position).nimber(), "{case}: {position:?}");
+        computed += answer.stats.unwrap_or_default().positions_computed;
+    }
+    computed
+}
+
+/// The sibling directories `<dir>.corrupt-*` of `dir`.
+fn moved_aside(dir: &Path) -> Vec<PathBuf> {
+    let prefix = format!("{}.corrupt-", dir.file_name().unwrap().to_string_lossy());
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir.parent().unwrap())
+        .unwrap()
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with(&prefix))
+        .collect();
+    found.sort();
+    found
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// Flips one byte of `file` at `offset` (clamped to the file).
+fn flip(file: &Path, offset: u64) {
+    let mut bytes = std::fs::read(file).unwrap();
+    let at = (offset as usize).min(bytes.len() - 1);
+    bytes[at] ^= 0x5a;
+    std::fs::write(file, bytes).unwrap();
+}
+
+/// A real store of more than 10 MB: foreign filler keys (a tag no game uses, so never read) written
+/// with sled, then values of real boards written by the server.
+async fn build_store(dir: &Path, boards: &[proto::Position]) {
+    fill_foreign(dir);
+    let mut server = TestServer::start_in(dir, &[]);
+    assert!(check_answers(&server, boards, "building the store").await > 0);
+    assert!(server.stop(), "graceful stop");
+    let size: u64 = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    assert!(size > 10 << 20, "the store is only {size} bytes");
+}
+
+/// Writes about 10 MB of foreign keys (a tag no game uses, so never read) with sled into `dir`.
+fn fill_foreign(dir: &Path) {
+    {
+        let db = sled::open(dir).unwrap();
+        let mut random = SplitMix::new(7);
+        let mut batch = sled::Batch::default();
+        for i in 0..120_000u64 {
+            let key: Vec<u8> = [200u8].into_iter().chain(random.next_u64().to_le_bytes()).chain([1; 24]).collect();
+            batch.insert(key, random.next_u64().to_le_bytes().repeat(6));
+            if i % 4096 == 0 {
+                db.apply_batch(std::mem::take(&mut batch)).unwrap();
+            }
+        }
+        db.apply_batch(batch).unwrap();
+        db.flush().unwrap();
+    }
+}
+
+/// Flipped bytes at several offsets of the db file, of the conf file and of snapshots, and
+/// truncated db files: each time the server comes up serving exact answers; an unreadable store is
+/// moved aside with one ERROR line saying where.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_store_never_stops_the_server() {
+    let temp = tempfile::tempdir().unwrap();
+    let base = temp.path().join("base");
+    let boards = boards(1, 8);
+    build_store(&base, &boards).await;
+    let db_size = std::fs::metadata(base.join("db")).unwrap().len();
+    let snapshots: Vec<String> = std::fs::read_dir(&base)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("snap."))
+        .collect();
+
+    type Damage = Box<dyn Fn(&Path)>;
+    let mut cases: Vec<(String, Damage)> = Vec::new();
+    for offset in [0, 17, 4096, db_size / 3, db_size / 2, db_size - 5000, db_size - 200, db_size - 1] {
+        cases.push((format!("db byte {offset} flipped"), Box::new(move |dir: &Path| flip(&dir.join("db"), offset))));
+    }
+    for length in [0, 100, db_size / 2, db_size - 1000] {
+        let truncate = move |dir: &Path| {
+            std::fs::OpenOptions::new().write(true).open(dir.join("db")).unwrap().set_len(length).unwrap()
+        };
+        cases.push((format!("db truncated to {length} bytes"), Box::new(truncate)));
+    }
+    for offset in [0, 10, 40] {
+        cases
+            .push((format!("conf byte {offset} flipped"), Box::new(move |dir: &Path| flip(&dir.join("conf"), offset))));
+    }
+    cases.push((
+        "conf garbage".into(),
+        Box::new(|dir: &Path| std::fs::write(dir.join("conf"), b"\xff\x00garbage").unwrap()),
+    ));
+    for snapshot in snapshots {
+        for offset in [0, 20, 1 << 20] {
+            let name = snapshot.clone();
+            cases.push((
+                format!("{snapshot} byte {offset} flipped"),
+                Box::new(move |dir: &Path| flip(&dir.join(&name), offset)),
+            ));
+        }
+    }
+
+    let mut unreadable = 0;
+    for (i, (case, damage)) in cases.iter().enumerate() {
+        let dir = temp.path().join(format!("case{i}"));
+        copy_dir(&base, &dir);
+        damage(&dir);
+        let log = temp.path().join(format!("case{i}.log"));
+        let server = TestServer::start_in_logging(&dir, &[], std::fs::File::create(&log).unwrap());
+        check_answers(&server, &boards, case).await;
+        drop(server);
+        let stderr = std::fs::read_to_string(&log).unwrap();
+        assert!(!stderr.contains("panicked at"), "{case}: a panic was printed:\n{stderr}");
+        let aside = moved_aside(&dir);
+        let errors: Vec<&str> = stderr.lines().filter(|line| line.contains("ERROR")).collect();
+        if aside.is_empty() {
+            assert!(errors.is_empty(), "{case}: errors logged but nothing moved aside:\n{stderr}");
+        } else {
+            unreadable += 1;
+            assert_eq!(aside.len(), 1, "{case}: {aside:?}");
+            assert_eq!(errors.len(), 1, "{case}: expected one ERROR line:\n{stderr}");
+            assert!(
+                errors[0].contains("moved it aside") && errors[0].contains(&*aside[0].to_string_lossy()),
+                "{case}: {}",
+                errors[0]
+            );
+        }
+        eprintln!("note: {case}: {}", if aside.is_empty() { "read as is" } else { "unreadable, moved aside" });
+    }
+    assert!(unreadable >= 2, "the damage should have made some stores unreadable");
+}
+
+/// `--on-corrupt-store=fail` refuses an unreadable store with one clear line and a non-zero exit,
+/// and leaves it where it is.
+#[test]
+fn on_corrupt_store_fail_refuses_with_one_line() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path().join("data");
+    fill_foreign(&dir);
+    // The first byte of the log (an unreadable store, as in `a_damaged_store_never_stops_the_server`).
+    flip(&dir.join("db"), 0);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nimber"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--on-corrupt-store", "fail", "--data-dir"])
+        .arg(&dir)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the server did not exit on an unreadable store with --on-corrupt-store=fail");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&output.stdout).is_empty());
+    let lines: Vec<&str> = stderr.lines().filter(|line| !line.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].starts_with(&format!("nimber: cannot open the cache store at {}", dir.display())), "{stderr}");
+    assert!(lines[0].contains("unreadable") && lines[0].contains("--on-corrupt-store=rebuild"), "{stderr}");
+    assert!(dir.join("db").exists() && moved_aside(&dir).is_empty());
+}
+
+/// Unmounts (lazily if need be) when dropped.
+struct Mount(PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let unmounted = Command::new("umount").arg(&self.0).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+        if !unmounted {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+
+/// A store on a full tmpfs: the server starts and answers exactly, saying once that it runs
+/// without the store; once space is freed it writes again by itself (the db file grows), and what
+/// it wrote is served from the store after a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_never_blocks_a_start_and_writing_resumes() {
+    let temp = tempfile::tempdir().unwrap();
+    let mount_point = temp.path().join("tiny");
+    std::fs::create_dir(&mount_point).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(&mount_point)
+        .status()
+        .is_ok_and(|status| status.success());
+    assert!(mounted, "cannot mount a tmpfs: run this test as root");
+    let _mount = Mount(mount_point.clone());
+    let data = mount_point.join("data");
+    let first = boards(2, 4);
+    let mut server = TestServer::start_in(&data, &[]);
+    check_answers(&server, &first, "before the disk is full").await;
+    assert!(server.stop());
+
+    let filler = mount_point.join("filler");
+    {
+        use std::io::Write as _;
+        let mut file = std::fs::File::create(&filler).unwrap();
+        while file.write_all(&[0; 4096]).is_ok() {}
+    }
+    let log = temp.path().join("full.log");
+    let server = TestServer::start_in_logging(&data, &[], std::fs::File::create(&log).unwrap());
+    check_answers(&server, &boards(3, 4), "on a full disk").await;
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(stderr.matches("the disk is full").count(), 1, "{stderr}");
+
+    std::fs::remove_file(&filler).unwrap();
+    let db_size = || std::fs::metadata(data.join("db")).map_or(0, |m| m.len());
+    let full_size = db_size();
+    let later = boards(4, 40);
+    let mut client = server.client().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut solved = Vec::new();
+    while db_size() == full_size {
+        assert!(
+            Instant::now() < deadline,
+            "no write within 30 s of freeing space:\n{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        let position = later[solved.len() % later.len()].clone();
+        client.solve(solve_request(position.clone())).await.unwrap();
+        solved.push(position);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A board solved after writing resumed is remembered across a restart.
+    let position = later[(solved.len() + 1) % later.len()].clone();
+    client.solve(solve_request(position.clone())).await.unwrap();
+    drop(server);
+    let server = TestServer::start_in(&data, &[]);
+    assert_eq!(check_answers(&server, &[position], "after space returned").await, 0, "not served from the store");
+}
