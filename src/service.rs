@@ -13,7 +13,7 @@ use tonic::{Request, Response, Status};
 use crate::cache::Store;
 use crate::convert::{self, InvalidArgument};
 use crate::games::analysis::{self, AnalysisError};
-use crate::games::{Budget, Game, Interrupted, Position, Solver, Stats};
+use crate::games::{Budget, Game, Interrupted, Memo, Position, Solver, Stats, Value};
 use crate::metrics::{code_name, Metrics};
 use crate::proto;
 
@@ -112,14 +112,7 @@ impl Drop for CancelOnDrop {
 /// How an interrupted solve of `position` is answered: a passed deadline says that a retry continues
 /// where the solve stopped only where that is true, for searches over 2×2-placement boards.
 fn interruption_error(position: &Position) -> impl Fn(Interrupted) -> ServiceError {
-    fn has_board(position: &Position) -> bool {
-        match position {
-            Position::Tetris(_) => true,
-            Position::Sum(sum) => sum.components().iter().any(has_board),
-            _ => false,
-        }
-    }
-    let board = has_board(position);
+    let board = position.has_board();
     move |interrupted| match interrupted {
         Interrupted::DeadlineExceeded if board => ServiceError::BoardSearchDeadlineExceeded,
         other => ServiceError::Interrupted(other),
@@ -242,8 +235,14 @@ impl SolverService {
     ) -> Result<proto::SolveResponse, ServiceError> {
         let position = convert::position_from_proto(request.position)?;
         let cheap = position.is_cheap();
-        let (value, stats, elapsed) =
-            self.run(position, cheap, deadline, |position, solver| position.value(solver)).await?;
+        let warm = match position.has_board() {
+            true => self.value_without_search(&position).await,
+            false => None,
+        };
+        let (value, stats, elapsed) = match warm {
+            Some(answer) => answer,
+            None => self.run(position, cheap, deadline, |position, solver| position.value(solver)).await?,
+        };
         Ok(proto::SolveResponse {
             outcome: convert::outcome_to_proto(value) as i32,
             grundy: value.nimber(),
@@ -251,6 +250,25 @@ impl SolverService {
             id: request.id,
             error: None,
         })
+    }
+
+    /// The value of a position whose boards need no search (the memo holds all their searched
+    /// components), answered without an expensive-solve slot: from memory on this thread, else from
+    /// the store on the blocking pool (a few reads, one per component). `None`: a search is needed.
+    async fn value_without_search(&self, position: &Position) -> Option<(Value, Stats, Duration)> {
+        let started = Instant::now();
+        let store = self.engine.store.clone();
+        let (value, hits) = match position.value_without_search(&|game, key| store.peek(game, key)) {
+            Some(found) => found,
+            None => {
+                let position = position.clone();
+                let read = move || position.value_without_search(&|game, key| store.get(game, key));
+                tokio::task::spawn_blocking(read).await.ok()??
+            }
+        };
+        let stats = Stats { positions_computed: 0, cache_hits: hits };
+        self.engine.metrics.record_solve(stats);
+        Some((value, stats, started.elapsed()))
     }
 
     async fn best_move_of(

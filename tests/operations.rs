@@ -122,3 +122,59 @@ async fn metrics_count_requests_codes_latency_and_the_cache() {
     client.solve(solve_request(full_board(7))).await.unwrap();
     assert!(sample(&scrape(&url), "nimber_cache_hits_total") > before, "the second solve of a board hits the cache");
 }
+
+/// A 6×6 board with a few blocked cells: solved by search (its components go to the store).
+fn warm_board() -> proto::Position {
+    let rows = ["000000", "001000", "000000", "000010", "000000", "100000"];
+    proto::Position { game: Some(P::Tetris(proto::Tetris { rows: rows.iter().map(|row| row.to_string()).collect() })) }
+}
+
+/// Occupies the only expensive-solve slot with a search that takes minutes, and returns once a cold
+/// board is refused for want of a slot (so the slot is known to be busy).
+async fn occupy_the_only_slot(server: &TestServer) -> tokio::task::JoinHandle<()> {
+    let mut busy_client = server.client().await;
+    let busy = tokio::spawn(async move {
+        let _ = busy_client.solve(with_timeout(solve_request(full_board(14)), Duration::from_secs(60))).await;
+    });
+    let mut client = server.client().await;
+    let cold = |size| solve_request(full_board(size));
+    let give_up_by = Instant::now() + Duration::from_secs(20);
+    for size in (5..13).cycle() {
+        assert!(Instant::now() < give_up_by, "the busy solve never took the slot");
+        match client.solve(with_timeout(cold(size), Duration::from_millis(300))).await {
+            Err(status) if status.code() == Code::ResourceExhausted => break,
+            _ => continue,
+        }
+    }
+    busy
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warm_boards_are_answered_while_every_slot_is_busy() {
+    let data = tempfile::tempdir().unwrap();
+    let flags = ["--max-expensive-solves", "1"];
+    let first = {
+        let server = TestServer::start_in(data.path(), &flags);
+        let mut client = server.client().await;
+        let first = client.solve(solve_request(warm_board())).await.unwrap().into_inner();
+        assert!(first.stats.unwrap().positions_computed > 0, "the board needs a search");
+        // Warm in memory: answered on the spot, the slot busy with a search of minutes.
+        let busy = occupy_the_only_slot(&server).await;
+        let warm = client.solve(with_timeout(solve_request(warm_board()), Duration::from_secs(2))).await;
+        let warm = warm.expect("a warm board needs no slot").into_inner();
+        assert_eq!((warm.grundy, warm.outcome), (first.grundy, first.outcome));
+        assert_eq!(warm.stats.unwrap().positions_computed, 0);
+        busy.abort();
+        first
+    };
+    // Warm in the store only (a restarted server): read on the blocking pool, still without a slot.
+    let server = TestServer::start_in(data.path(), &flags);
+    let busy = occupy_the_only_slot(&server).await;
+    let mut client = server.client().await;
+    let warm = client.solve(with_timeout(solve_request(warm_board()), Duration::from_secs(2))).await;
+    let warm = warm.expect("a board in the store needs no slot").into_inner();
+    assert_eq!((warm.grundy, warm.outcome), (first.grundy, first.outcome));
+    assert_eq!(warm.stats.unwrap().positions_computed, 0);
+    assert!(warm.stats.unwrap().cache_hits > 0);
+    busy.abort();
+}

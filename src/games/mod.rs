@@ -104,8 +104,8 @@ impl Position {
         !self.has_board() && self.closed_form_items() <= CHEAP_ITEMS
     }
 
-    /// Whether a 2×2-placement board is part of the position.
-    fn has_board(&self) -> bool {
+    /// Whether a 2×2-placement board is part of the position (its value may need a search).
+    pub fn has_board(&self) -> bool {
         match self {
             Position::Tetris(_) => true,
             Position::Sum(sum) => sum.components().iter().any(Position::has_board),
