@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Transport benchmarks: starts the real server (loopback, ephemeral ports, fresh store, metrics on),
 # then measures
-#   1. /metrics scrape time (200 sequential scrapes: p50, p99, max);
+#   1. /metrics scrape time (200 sequential scrapes: p50, p99, max), on stores of 10^3 and 10^6
+#      entries (filled by examples/fill-store.rs; the counts are kept, never scanned for);
 #   2. Health/Check latency (nimber-load, 64 in flight) alone, then with 4 scrapers looping;
 #   3. the server's RSS before and after one connection tries to open 30 000 idle SolveStreams
 #      (the server allows --max-concurrent-streams of them; the rest wait in the client);
@@ -12,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ulimit -n 65536 2>/dev/null || true
 
-cargo build --release --bins --example idle-load
+cargo build --release --bins --example idle-load --example fill-store
 bin="${CARGO_TARGET_DIR:-target}/release"
 idle="$bin/examples/idle-load"
 work=$(mktemp -d)
@@ -24,9 +25,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Starts a server with extra flags; sets $server, $address and $metrics.
+# Starts a server with extra flags (on the store $store_dir when set); sets $server, $address and $metrics.
 start_server() {
-    "$bin/nimber" serve --listen 127.0.0.1:0 --data-dir "$work/store-$RANDOM" --metrics-listen 127.0.0.1:0 "$@" \
+    "$bin/nimber" serve --listen 127.0.0.1:0 --data-dir "${store_dir:-$work/store-$RANDOM}" \
+        --jobs-dir "$work/jobs-$RANDOM" --metrics-listen 127.0.0.1:0 "$@" \
         > "$work/server.out" 2> "$work/server.err" &
     server=$!
     pids+=("$server")
@@ -41,10 +43,18 @@ rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 quantiles() { sort -n | awk '{v[NR]=$1} END {printf "p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", v[int(NR*0.5)]*1000, v[int(NR*0.99)]*1000, v[NR]*1000}'; }
 
-start_server
-echo "== 1. /metrics scrape time (200 sequential scrapes)"
-for _ in $(seq 200); do curl -s -o /dev/null -w '%{time_total}\n' "$metrics"; done | quantiles
+for entries in 1000 1000000; do
+    store_dir="$work/filled-$entries"
+    "$bin/examples/fill-store" "$store_dir" "$entries" > /dev/null
+    start_server
+    echo "== 1. /metrics scrape time (200 sequential scrapes), store of $entries entries"
+    for _ in $(seq 200); do curl -s -o /dev/null -w '%{time_total}\n' "$metrics"; done | quantiles
+    echo "nimber_cache_entries $(curl -s "$metrics" | sed -n 's/^nimber_cache_entries //p'), on disk $(du -sh "$store_dir" | cut -f1)"
+    kill -TERM "$server"; wait "$server" || true
+done
+store_dir=""
 
+start_server
 echo "== 2. Health/Check, 64 in flight, 5 s: alone"
 "$bin/nimber-load" --target "http://$address" --rpc health --duration 5s --warmup 1s
 echo "== 2. Health/Check, 64 in flight, 5 s: with 4 scrapers looping"

@@ -272,7 +272,13 @@ fn reopen(shared: &Shared, bound: &mut Bound) {
     }
 }
 
-/// Keeps the store within `shared.max_bytes`. When the file grows past the bound, the cheapest
+/// The size at which the bound is acted on: three quarters of it, since the file goes on growing by
+/// what is written until sled reuses the freed space after a reopen.
+fn act_at(max_bytes: u64) -> u64 {
+    max_bytes - max_bytes / 4
+}
+
+/// Keeps the store near `shared.max_bytes`. When the file grows past [`act_at`] the bound, the cheapest
 /// quarter of the values is evicted (the first time, or when reopening alone does not keep up:
 /// fewer than a quarter of the values were written since the last reopen) and sled is reopened so
 /// that it reuses the freed space; from then on the number of values stays at that cap, each new
@@ -280,7 +286,7 @@ fn reopen(shared: &Shared, bound: &mut Bound) {
 fn keep_within_bound(shared: &Shared, bound: &mut Bound) {
     let size = shared.size_bytes.load(Ordering::Relaxed);
     let entries = shared.entries.load(Ordering::Relaxed);
-    if size > shared.max_bytes && size > bound.size_at_action && shared.path.is_some() {
+    if size > act_at(shared.max_bytes) && size > bound.size_at_action && shared.path.is_some() {
         let cap = bound.cap.unwrap_or(entries).min(entries);
         if bound.cap.is_none() || bound.written_since_reopen < cap / 4 {
             bound.cap = Some(cap - cap / 4);
