@@ -110,11 +110,13 @@ async fn metrics_count_requests_codes_latency_and_the_cache() {
     assert_eq!(sample(&scraped, "nimber_request_duration_seconds_count{rpc=\"Solve\"}"), 5.0);
     assert_eq!(sample(&scraped, "nimber_request_duration_seconds_bucket{rpc=\"Solve\",le=\"+Inf\"}"), 5.0);
     assert!(sample(&scraped, "nimber_positions_computed_total") > 0.0);
-    assert!(sample(&scraped, "nimber_cache_size_bytes") > 0.0);
-    // The store's writer thread writes within 100 ms; entries count what is on disk.
+    // The store's writer thread writes within 100 ms; entries and size count what is on disk.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while sample(&scrape(&url), "nimber_cache_entries") == 0.0 {
-        assert!(std::time::Instant::now() < deadline, "no cache entries 10 s after a search");
+    let stored = |scraped: &str| {
+        sample(scraped, "nimber_cache_entries") > 0.0 && sample(scraped, "nimber_cache_size_bytes") > 0.0
+    };
+    while !stored(&scrape(&url)) {
+        assert!(std::time::Instant::now() < deadline, "no cache entries or size 10 s after a search");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 
