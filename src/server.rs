@@ -16,6 +16,7 @@ use crate::calls::CallLayer;
 use crate::metrics::{self, Metrics};
 use crate::proto;
 use crate::service::{EngineConfig, SolverService};
+use crate::tls::{Protocol, ServerTls, TlsFiles};
 use crate::transport::{self, AcceptConfig};
 
 /// Everything the server is configured with.
@@ -50,6 +51,12 @@ pub struct ServerConfig {
     pub keepalive_timeout: Duration,
     /// Long-running jobs: their store, worker limit and retention.
     pub jobs: crate::jobs::runner::JobsConfig,
+    /// Serve TLS (mutual TLS with a client CA) with these files; `None`: plaintext.
+    pub tls: Option<TlsFiles>,
+    /// Serve the metrics endpoint with the same certificates (HTTPS).
+    pub metrics_tls: bool,
+    /// How often the TLS files are checked for changes; `None`: reloaded only on SIGHUP.
+    pub tls_poll: Option<Duration>,
 }
 
 /// The default of `--max-message-bytes`: 4 MiB, gRPC's default.
@@ -90,6 +97,9 @@ impl Default for ServerConfig {
             keepalive_interval: Duration::from_secs(60),
             keepalive_timeout: Duration::from_secs(20),
             jobs: crate::jobs::runner::JobsConfig::default(),
+            tls: None,
+            metrics_tls: false,
+            tls_poll: Some(Duration::from_secs(5)),
         }
     }
 }
@@ -100,12 +110,18 @@ pub struct Server {
     metrics_listener: Option<TcpListener>,
     store: Arc<Store>,
     jobs: Arc<crate::jobs::runner::Runner>,
+    tls: Option<Arc<ServerTls>>,
     config: ServerConfig,
 }
 
 impl Server {
     /// Opens the store in `config.data_dir` and binds `listen` (port 0 picks a free port).
     pub async fn bind(listen: SocketAddr, config: ServerConfig) -> anyhow::Result<Self> {
+        let tls = config.tls.clone().map(ServerTls::load).transpose()?.map(Arc::new);
+        anyhow::ensure!(!config.metrics_tls || tls.is_some(), "--metrics-tls needs --tls-cert and --tls-key");
+        if tls.is_none() && !listen.ip().is_loopback() {
+            tracing::warn!(%listen, "serving plaintext on a non-loopback address: anyone on the network can read and send calls (see --tls-cert)");
+        }
         let store = Arc::new(Store::open(&config.data_dir, config.table_limit)?);
         let jobs = crate::jobs::runner::Runner::start(config.jobs.clone(), store.clone())?;
         let listener =
@@ -114,7 +130,7 @@ impl Server {
             Some(address) => Some(metrics::bind(address).await?),
             None => None,
         };
-        Ok(Self { listener, metrics_listener, store, jobs, config })
+        Ok(Self { listener, metrics_listener, store, jobs, tls, config })
     }
 
     /// The address the server listens on.
@@ -139,8 +155,12 @@ impl Server {
             jobs: self.jobs.clone(),
         };
         let suppressed_lines_task = tokio::spawn(crate::logging::report_suppressed_every(Duration::from_secs(1)));
-        let metrics_task =
-            self.metrics_listener.map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics.clone())));
+        let metrics_tls = self.tls.clone().filter(|_| self.config.metrics_tls);
+        let metrics_task = self
+            .metrics_listener
+            .map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics.clone(), metrics_tls)));
+        let tls_task =
+            self.tls.clone().map(|tls| tokio::spawn(crate::tls::watch(tls, self.config.tls_poll, metrics.clone())));
         let solver = proto::solver_server::SolverServer::new(SolverService::new(engine))
             .max_decoding_message_size(self.config.max_message_bytes);
         let operations = crate::google::longrunning::operations_server::OperationsServer::new(
@@ -158,7 +178,7 @@ impl Server {
         health_reporter.set_serving::<proto::solver_server::SolverServer<SolverService>>().await;
         health_reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;
 
-        tracing::info!(address = %self.listener.local_addr()?, data_dir = %self.config.data_dir.display(), "serving");
+        tracing::info!(address = %self.listener.local_addr()?, tls = self.tls.is_some(), data_dir = %self.config.data_dir.display(), "serving");
         let stopping = Arc::new(tokio::sync::Notify::new());
         let signalled = stopping.clone();
         let config = &self.config;
@@ -169,6 +189,8 @@ impl Server {
             handshake_timeout: Some(config.handshake_timeout),
             idle_timeout: config.idle_timeout,
             tcp_keepalive: Some(config.keepalive_interval),
+            tls: self.tls.clone(),
+            protocol: Protocol::Http2,
         };
         let serve = tonic::transport::Server::builder()
             .max_concurrent_streams(config.max_concurrent_streams)
@@ -197,7 +219,7 @@ impl Server {
         }
         let jobs = self.jobs.clone();
         let _ = tokio::task::spawn_blocking(move || jobs.shutdown()).await;
-        if let Some(task) = metrics_task {
+        for task in metrics_task.into_iter().chain(tls_task) {
             task.abort();
         }
         suppressed_lines_task.abort();
