@@ -209,7 +209,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         // nobody may be reading any more, so a failed write is not an error.
         let mut banner = format!("nimber listening on {}\n", server.local_addr()?);
         if let Some(address) = server.metrics_addr() {
-            banner.push_str(&format!("nimber metrics on http://{address}/metrics\n"));
+            let scheme = if server.serves_metrics_tls() { "https" } else { "http" };
+            banner.push_str(&format!("nimber metrics on {scheme}://{address}/metrics\n"));
         }
         let _ = std::io::Write::write_all(&mut std::io::stdout(), banner.as_bytes());
         let _ = std::io::Write::flush(&mut std::io::stdout());

@@ -111,6 +111,7 @@ pub struct Server {
     store: Arc<Store>,
     jobs: Arc<crate::jobs::runner::Runner>,
     tls: Option<Arc<ServerTls>>,
+    hangup: crate::tls::Hangup,
     config: ServerConfig,
 }
 
@@ -130,7 +131,12 @@ impl Server {
             Some(address) => Some(metrics::bind(address).await?),
             None => None,
         };
-        Ok(Self { listener, metrics_listener, store, jobs, tls, config })
+        // Caught before the server reports it listens, so that an early SIGHUP cannot end it.
+        #[cfg(unix)]
+        let hangup = tls.as_ref().and_then(|_| crate::tls::catch_hangup());
+        #[cfg(not(unix))]
+        let hangup = None;
+        Ok(Self { listener, metrics_listener, store, jobs, tls, hangup, config })
     }
 
     /// The address the server listens on.
@@ -143,8 +149,13 @@ impl Server {
         self.metrics_listener.as_ref().and_then(|listener| listener.local_addr().ok())
     }
 
+    /// Whether the metrics endpoint serves HTTPS.
+    pub fn serves_metrics_tls(&self) -> bool {
+        self.config.metrics_tls && self.tls.is_some()
+    }
+
     /// Serves until `shutdown` completes, then finishes in-flight calls and flushes the store.
-    pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
+    pub async fn run(mut self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
         let metrics = Arc::new(Metrics::new(Some(self.store.clone())));
         let engine = EngineConfig {
             store: self.store.clone(),
@@ -159,8 +170,11 @@ impl Server {
         let metrics_task = self
             .metrics_listener
             .map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics.clone(), metrics_tls)));
-        let tls_task =
-            self.tls.clone().map(|tls| tokio::spawn(crate::tls::watch(tls, self.config.tls_poll, metrics.clone())));
+        let hangup = self.hangup.take();
+        let tls_task = self
+            .tls
+            .clone()
+            .map(|tls| tokio::spawn(crate::tls::watch(tls, hangup, self.config.tls_poll, metrics.clone())));
         let solver = proto::solver_server::SolverServer::new(SolverService::new(engine))
             .max_decoding_message_size(self.config.max_message_bytes);
         let operations = crate::google::longrunning::operations_server::OperationsServer::new(

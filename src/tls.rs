@@ -144,13 +144,25 @@ fn read_configs(files: &TlsFiles) -> anyhow::Result<Configs> {
     Ok(Configs { http2: Arc::new(http2), http1: Arc::new(http1) })
 }
 
-/// Reloads `tls` on SIGHUP, and when a file changes (checked every `poll`; `None`: only on
-/// SIGHUP), until dropped. File reads run on the blocking pool.
-pub async fn watch(tls: Arc<ServerTls>, poll: Option<Duration>, metrics: Arc<Metrics>) {
-    #[cfg(unix)]
-    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
-        .map_err(|error| tracing::warn!(%error, "cannot watch SIGHUP; certificates reload only when files change"))
-        .ok();
+/// SIGHUP, caught from now on (instead of ending the process) for [`watch`]; `None` when it
+/// cannot be caught (then certificates reload only when files change).
+#[cfg(unix)]
+pub fn catch_hangup() -> Option<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        .map_err(|error| tracing::warn!(%error, "cannot catch SIGHUP; certificates reload only when files change"))
+        .ok()
+}
+
+/// The hang-up signal [`watch`] reloads on.
+#[cfg(unix)]
+pub type Hangup = Option<tokio::signal::unix::Signal>;
+/// The hang-up signal [`watch`] reloads on (none outside Unix).
+#[cfg(not(unix))]
+pub type Hangup = Option<()>;
+
+/// Reloads `tls` on SIGHUP (`hangup`, from [`catch_hangup`]), and when a file changes (checked
+/// every `poll`; `None`: only on SIGHUP), until dropped. File reads run on the blocking pool.
+pub async fn watch(tls: Arc<ServerTls>, mut hangup: Hangup, poll: Option<Duration>, metrics: Arc<Metrics>) {
     let mut ticks = poll.map(|every| {
         let mut interval = tokio::time::interval(every);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -165,7 +177,10 @@ pub async fn watch(tls: Arc<ServerTls>, poll: Option<Duration>, metrics: Arc<Met
             }
         };
         #[cfg(not(unix))]
-        let hangup_received = std::future::pending::<Option<()>>();
+        let hangup_received = {
+            let _ = &mut hangup;
+            std::future::pending::<Option<()>>()
+        };
         let tick = async {
             match ticks.as_mut() {
                 Some(interval) => interval.tick().await,
