@@ -42,7 +42,7 @@ pub fn health(args: HealthArgs) -> anyhow::Result<()> {
     let timeout = Duration::from_millis(args.timeout_ms.max(1));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let status = runtime
-        .block_on(tokio::time::timeout(timeout, check(&args, timeout)))
+        .block_on(async { tokio::time::timeout(timeout, check(&args, timeout)).await })
         .map_err(|_| anyhow::anyhow!("{} did not answer within {} ms", args.addr, timeout.as_millis()))??;
     println!("{}", status.as_str_name());
     anyhow::ensure!(
