@@ -205,6 +205,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let server = Server::bind(args.listen, config).await?;
+        let shutdown = shutdown_signal();
         // Lines on stdout that scripts and tests wait for (the port is known when 0 was asked);
         // nobody may be reading any more, so a failed write is not an error.
         let mut banner = format!("nimber listening on {}\n", server.local_addr()?);
@@ -214,7 +215,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         let _ = std::io::Write::write_all(&mut std::io::stdout(), banner.as_bytes());
         let _ = std::io::Write::flush(&mut std::io::stdout());
-        server.run(shutdown_signal()).await
+        server.run(shutdown).await
     })
 }
 
