@@ -37,9 +37,9 @@ fn the_kubernetes_manifest_names_only_real_flags_ports_and_services() {
     let (health_flags, health_env) = help_names("health");
     let text = repo_file("deploy/kubernetes/nimber.yaml");
     let documents: Vec<Value> = text.split("\n---\n").map(|document| serde_yaml::from_str(document).unwrap()).collect();
-    let kind = |kind: &'static str| documents.iter().filter(move |doc| doc["kind"] == Value::from(kind));
+    let kind = |kind: &'static str| documents.iter().filter(move |doc| doc["kind"] == kind);
     let set = kind("StatefulSet").next().expect("a StatefulSet");
-    let headless = kind("Service").find(|service| service["spec"]["clusterIP"] == Value::from("None"));
+    let headless = kind("Service").find(|service| service["spec"]["clusterIP"] == "None");
     let headless = headless.expect("a headless Service");
     assert_eq!(set["spec"]["serviceName"], headless["metadata"]["name"]);
     assert!(kind("Service").count() >= 2, "a Service for clients too");
@@ -63,7 +63,7 @@ fn the_kubernetes_manifest_names_only_real_flags_ports_and_services() {
     }
     let port_of = |name: &str| {
         let ports = container["ports"].as_sequence().unwrap();
-        ports.iter().find(|port| port["name"] == Value::from(name)).map(|port| port["containerPort"].as_u64().unwrap())
+        ports.iter().find(|port| port["name"] == name).map(|port| port["containerPort"].as_u64().unwrap())
     };
     let listen_port = |variable: &str| env[variable].rsplit(':').next().unwrap().parse::<u64>().unwrap();
     assert_eq!(port_of("grpc"), Some(listen_port("NIMBER_LISTEN")));
