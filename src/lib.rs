@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod random;
 pub mod server;
 pub mod service;
+pub mod tls;
 pub mod transport;
 
 /// The generated protobuf messages and tonic service of `nimber.v1`.

@@ -1,7 +1,9 @@
 //! The `nimber` command line: `serve` runs the gRPC service, `judge` speaks the original problems'
-//! formats over standard input and output, `explore` and `jobs` run and manage analysis jobs.
+//! formats over standard input and output, `explore` and `jobs` run and manage analysis jobs,
+//! `health` asks a server whether it is serving.
 
 mod cli;
+mod health;
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -17,6 +19,7 @@ use nimber::judge::{judge, Problem};
 use nimber::limits;
 use nimber::logging::{self, LogFormat};
 use nimber::server::{shutdown_signal, Server, ServerConfig, DEFAULT_MAX_MESSAGE_BYTES};
+use nimber::tls::TlsFiles;
 
 /// Solves impartial combinatorial games by Sprague–Grundy theory.
 #[derive(Parser)]
@@ -46,6 +49,8 @@ enum Command {
     Explore(cli::ExploreArgs),
     /// Lists, shows, watches, cancels or deletes a server's analysis jobs.
     Jobs(cli::JobsArgs),
+    /// Exits 0 when a server reports SERVING (grpc.health.v1), 1 otherwise.
+    Health(health::HealthArgs),
 }
 
 #[derive(clap::Args)]
@@ -122,6 +127,22 @@ struct ServeArgs {
     /// `<data-dir>.corrupt-<unix seconds>` and starts empty; `fail` exits with one line.
     #[arg(long, env = "NIMBER_ON_CORRUPT_STORE", value_enum, default_value_t = OnCorrupt::Rebuild)]
     on_corrupt_store: OnCorrupt,
+    /// Serve TLS with this PEM certificate chain, leaf first (needs --tls-key; default: plaintext).
+    #[arg(long, env = "NIMBER_TLS_CERT", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "NIMBER_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Require client certificates signed by a CA in this PEM file: mutual TLS (needs --tls-cert).
+    #[arg(long, env = "NIMBER_TLS_CLIENT_CA", requires = "tls_cert")]
+    tls_client_ca: Option<PathBuf>,
+    /// Serve the metrics endpoint over HTTPS with the same certificates (needs --tls-cert).
+    #[arg(long, env = "NIMBER_METRICS_TLS", requires = "tls_cert")]
+    metrics_tls: bool,
+    /// Check the TLS files for changes this often, in milliseconds, and reload them (0: only on
+    /// SIGHUP; a reload affects new connections only).
+    #[arg(long, env = "NIMBER_TLS_POLL_MS", default_value_t = 5_000)]
+    tls_poll_ms: u64,
 }
 
 fn main() -> ExitCode {
@@ -132,6 +153,7 @@ fn main() -> ExitCode {
         Command::Judge { problem, data_dir } => run_judge(problem, data_dir),
         Command::Explore(args) => cli::explore(args),
         Command::Jobs(args) => cli::jobs(args),
+        Command::Health(args) => health::health(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -183,19 +205,27 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
         max_store_bytes: args.max_store_bytes,
         on_corrupt_store: args.on_corrupt_store,
+        tls: match (args.tls_cert, args.tls_key) {
+            (Some(cert), Some(key)) => Some(TlsFiles { cert, key, client_ca: args.tls_client_ca }),
+            _ => None,
+        },
+        metrics_tls: args.metrics_tls,
+        tls_poll: (args.tls_poll_ms > 0).then(|| Duration::from_millis(args.tls_poll_ms)),
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let server = Server::bind(args.listen, config).await?;
+        let shutdown = shutdown_signal();
         // Lines on stdout that scripts and tests wait for (the port is known when 0 was asked);
         // nobody may be reading any more, so a failed write is not an error.
         let mut banner = format!("nimber listening on {}\n", server.local_addr()?);
         if let Some(address) = server.metrics_addr() {
-            banner.push_str(&format!("nimber metrics on http://{address}/metrics\n"));
+            let scheme = if server.serves_metrics_tls() { "https" } else { "http" };
+            banner.push_str(&format!("nimber metrics on {scheme}://{address}/metrics\n"));
         }
         let _ = std::io::Write::write_all(&mut std::io::stdout(), banner.as_bytes());
         let _ = std::io::Write::flush(&mut std::io::stdout());
-        server.run(shutdown_signal()).await
+        server.run(shutdown).await
     })
 }
 

@@ -21,6 +21,7 @@ use tokio::net::TcpListener;
 
 use crate::cache::Store;
 use crate::games::Stats;
+use crate::tls::{Protocol, ServerTls};
 use crate::transport::{self, AcceptConfig};
 
 /// Upper bounds of the latency histogram buckets, in seconds.
@@ -61,6 +62,12 @@ struct ListenerLabel {
     listener: &'static str,
 }
 
+/// The label of an outcome: `ok` or `error`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabel {
+    result: &'static str,
+}
+
 /// The label of why a connection was closed by the server.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabel {
@@ -85,6 +92,8 @@ pub struct Metrics {
     connections_open: Family<ListenerLabel, Gauge>,
     connections_timed_out: Family<ReasonLabel, Counter>,
     accept_errors: Counter,
+    tls_handshake_failures: Family<ListenerLabel, Counter>,
+    tls_reloads: Family<ResultLabel, Counter>,
 }
 
 impl Default for Metrics {
@@ -110,6 +119,8 @@ impl Metrics {
             connections_open: Family::default(),
             connections_timed_out: Family::default(),
             accept_errors: Counter::default(),
+            tls_handshake_failures: Family::default(),
+            tls_reloads: Family::default(),
         };
         let registry = &mut metrics.registry;
         registry.register(
@@ -167,6 +178,16 @@ impl Metrics {
             "Failed accepts (e.g. out of file descriptors), each followed by a pause",
             metrics.accept_errors.clone(),
         );
+        registry.register(
+            "nimber_tls_handshake_failures",
+            "TLS handshakes that failed (no or untrusted client certificate, plaintext client, bad protocol), by listener",
+            metrics.tls_handshake_failures.clone(),
+        );
+        registry.register(
+            "nimber_tls_reloads",
+            "Readings of the TLS files after SIGHUP or a change, by result (error: the previous certificates stay)",
+            metrics.tls_reloads.clone(),
+        );
         if let Some(store) = store {
             registry.register_collector(Box::new(StoreCollector(store)));
         }
@@ -215,6 +236,16 @@ impl Metrics {
     /// Counts a connection closed for `reason` (`handshake` or `idle`).
     pub fn connection_timed_out(&self, reason: &'static str) {
         self.connections_timed_out.get_or_create(&ReasonLabel { reason }).inc();
+    }
+
+    /// Counts a failed TLS handshake on `listener`.
+    pub fn tls_handshake_failed(&self, listener: &'static str) {
+        self.tls_handshake_failures.get_or_create(&ListenerLabel { listener }).inc();
+    }
+
+    /// Counts a reading of the TLS files that succeeded (`true`) or failed.
+    pub fn tls_reloaded(&self, ok: bool) {
+        self.tls_reloads.get_or_create(&ResultLabel { result: if ok { "ok" } else { "error" } }).inc();
     }
 
     /// Counts a failed accept.
@@ -297,19 +328,22 @@ pub fn code_name(code: tonic::Code) -> &'static str {
     }
 }
 
-/// Serves `GET /metrics` on `listener` until the task is dropped: at most
+/// Serves `GET /metrics` on `listener` (HTTPS with `tls`) until the task is dropped: at most
 /// [`MAX_METRICS_CONNECTIONS`] connections, each closed after [`METRICS_CONNECTION_LIFETIME`]
 /// or when its request head takes longer than [`METRICS_HEADER_TIMEOUT`]. Rendering runs on the
 /// blocking pool, never on the runtime's threads.
-pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>) {
+pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>, tls: Option<Arc<ServerTls>>) {
     use futures_util::StreamExt;
     let config = AcceptConfig {
         listener: "metrics",
         max_connections: MAX_METRICS_CONNECTIONS,
         handshake_bytes: 0,
-        handshake_timeout: None,
+        // Bounds the TLS handshake; the request head has its own timeout.
+        handshake_timeout: Some(METRICS_HEADER_TIMEOUT),
         idle_timeout: None,
         tcp_keepalive: None,
+        tls,
+        protocol: Protocol::Http1,
     };
     let mut connections = std::pin::pin!(transport::incoming(listener, config, metrics.clone()));
     let mut http = hyper::server::conn::http1::Builder::new();

@@ -16,6 +16,7 @@ use crate::calls::CallLayer;
 use crate::metrics::{self, Metrics};
 use crate::proto;
 use crate::service::{EngineConfig, SolverService};
+use crate::tls::{Protocol, ServerTls, TlsFiles};
 use crate::transport::{self, AcceptConfig};
 
 /// Everything the server is configured with.
@@ -54,6 +55,12 @@ pub struct ServerConfig {
     pub max_store_bytes: Option<u64>,
     /// What to do when the store on disk is unreadable.
     pub on_corrupt_store: OnCorrupt,
+    /// Serve TLS (mutual TLS with a client CA) with these files; `None`: plaintext.
+    pub tls: Option<TlsFiles>,
+    /// Serve the metrics endpoint with the same certificates (HTTPS).
+    pub metrics_tls: bool,
+    /// How often the TLS files are checked for changes; `None`: reloaded only on SIGHUP.
+    pub tls_poll: Option<Duration>,
 }
 
 /// The default of `--max-message-bytes`: 4 MiB, gRPC's default.
@@ -96,6 +103,9 @@ impl Default for ServerConfig {
             jobs: crate::jobs::runner::JobsConfig::default(),
             max_store_bytes: None,
             on_corrupt_store: OnCorrupt::Rebuild,
+            tls: None,
+            metrics_tls: false,
+            tls_poll: Some(Duration::from_secs(5)),
         }
     }
 }
@@ -106,12 +116,19 @@ pub struct Server {
     metrics_listener: Option<TcpListener>,
     store: Arc<Store>,
     jobs: Arc<crate::jobs::runner::Runner>,
+    tls: Option<Arc<ServerTls>>,
+    hangup: crate::tls::Hangup,
     config: ServerConfig,
 }
 
 impl Server {
     /// Opens the store in `config.data_dir` and binds `listen` (port 0 picks a free port).
     pub async fn bind(listen: SocketAddr, config: ServerConfig) -> anyhow::Result<Self> {
+        let tls = config.tls.clone().map(ServerTls::load).transpose()?.map(Arc::new);
+        anyhow::ensure!(!config.metrics_tls || tls.is_some(), "--metrics-tls needs --tls-cert and --tls-key");
+        if tls.is_none() && !listen.ip().is_loopback() {
+            tracing::warn!(%listen, "serving plaintext on a non-loopback address: anyone on the network can read and send calls (see --tls-cert)");
+        }
         let options = StoreOptions {
             hot_limit: config.table_limit,
             max_bytes: config.max_store_bytes,
@@ -127,7 +144,12 @@ impl Server {
             Some(address) => Some(metrics::bind(address).await?),
             None => None,
         };
-        Ok(Self { listener, metrics_listener, store, jobs, config })
+        // Caught before the server reports it listens, so that an early SIGHUP cannot end it.
+        #[cfg(unix)]
+        let hangup = tls.as_ref().and_then(|_| crate::tls::catch_hangup());
+        #[cfg(not(unix))]
+        let hangup = None;
+        Ok(Self { listener, metrics_listener, store, jobs, tls, hangup, config })
     }
 
     /// The address the server listens on.
@@ -140,8 +162,13 @@ impl Server {
         self.metrics_listener.as_ref().and_then(|listener| listener.local_addr().ok())
     }
 
+    /// Whether the metrics endpoint serves HTTPS.
+    pub fn serves_metrics_tls(&self) -> bool {
+        self.config.metrics_tls && self.tls.is_some()
+    }
+
     /// Serves until `shutdown` completes, then finishes in-flight calls and flushes the store.
-    pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
+    pub async fn run(mut self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
         let metrics = Arc::new(Metrics::new(Some(self.store.clone())));
         let engine = EngineConfig {
             store: self.store.clone(),
@@ -152,8 +179,15 @@ impl Server {
             jobs: self.jobs.clone(),
         };
         let suppressed_lines_task = tokio::spawn(crate::logging::report_suppressed_every(Duration::from_secs(1)));
-        let metrics_task =
-            self.metrics_listener.map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics.clone())));
+        let metrics_tls = self.tls.clone().filter(|_| self.config.metrics_tls);
+        let metrics_task = self
+            .metrics_listener
+            .map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics.clone(), metrics_tls)));
+        let hangup = self.hangup.take();
+        let tls_task = self
+            .tls
+            .clone()
+            .map(|tls| tokio::spawn(crate::tls::watch(tls, hangup, self.config.tls_poll, metrics.clone())));
         let solver = proto::solver_server::SolverServer::new(SolverService::new(engine))
             .max_decoding_message_size(self.config.max_message_bytes);
         let operations = crate::google::longrunning::operations_server::OperationsServer::new(
@@ -171,7 +205,7 @@ impl Server {
         health_reporter.set_serving::<proto::solver_server::SolverServer<SolverService>>().await;
         health_reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;
 
-        tracing::info!(address = %self.listener.local_addr()?, data_dir = %self.config.data_dir.display(), "serving");
+        tracing::info!(address = %self.listener.local_addr()?, tls = self.tls.is_some(), data_dir = %self.config.data_dir.display(), "serving");
         let stopping = Arc::new(tokio::sync::Notify::new());
         let signalled = stopping.clone();
         let config = &self.config;
@@ -182,6 +216,8 @@ impl Server {
             handshake_timeout: Some(config.handshake_timeout),
             idle_timeout: config.idle_timeout,
             tcp_keepalive: Some(config.keepalive_interval),
+            tls: self.tls.clone(),
+            protocol: Protocol::Http2,
         };
         let serve = tonic::transport::Server::builder()
             .max_concurrent_streams(config.max_concurrent_streams)
@@ -210,7 +246,7 @@ impl Server {
         }
         let jobs = self.jobs.clone();
         let _ = tokio::task::spawn_blocking(move || jobs.shutdown()).await;
-        if let Some(task) = metrics_task {
+        for task in metrics_task.into_iter().chain(tls_task) {
             task.abort();
         }
         suppressed_lines_task.abort();
@@ -225,25 +261,32 @@ impl Server {
     }
 }
 
-/// Completes on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
+/// Completes on SIGINT or SIGTERM. The signals are caught from the call on (it must run inside
+/// the runtime), so that a signal sent as soon as the server reports it listens stops it gracefully.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send {
     #[cfg(unix)]
     {
-        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(signal) => signal,
-            Err(_) => {
-                let _ = interrupt.await;
-                return;
+        use tokio::signal::unix::{signal, SignalKind};
+        let interrupt = signal(SignalKind::interrupt());
+        let terminate = signal(SignalKind::terminate());
+        async move {
+            match (interrupt, terminate) {
+                (Ok(mut interrupt), Ok(mut terminate)) => {
+                    tokio::select! {
+                        _ = interrupt.recv() => {}
+                        _ = terminate.recv() => {}
+                    }
+                }
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
-        };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = interrupt.await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

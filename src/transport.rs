@@ -2,7 +2,8 @@
 //! a cap on open connections (at the cap the loop stops accepting until one closes), a back-off on
 //! accept errors (EMFILE and the like) instead of a busy loop, `TCP_NODELAY` and TCP keepalive on
 //! every socket, and connections closed when they send no complete HTTP/2 preface in time or stay
-//! idle (no call open) too long.
+//! idle (no call open) too long. With TLS ([`crate::tls`]) the handshakes run concurrently with
+//! the accept loop; the handshake timeout covers the TLS handshake and the HTTP/2 preface after it.
 
 use std::future::Future;
 use std::io;
@@ -14,13 +15,15 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_util::task::AtomicWaker;
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
+use tokio_rustls::server::TlsStream;
 
 use crate::metrics::Metrics;
+use crate::tls::{Protocol, ServerTls};
 
 /// The client connection preface of HTTP/2 is 24 bytes (RFC 9113, section 3.4).
 pub const HTTP2_PREFACE_BYTES: u64 = 24;
@@ -48,6 +51,10 @@ pub struct AcceptConfig {
     pub idle_timeout: Option<Duration>,
     /// TCP keepalive: the idle time before the first probe; `None`: off.
     pub tcp_keepalive: Option<Duration>,
+    /// Serve TLS with these certificates; `None`: plaintext.
+    pub tls: Option<Arc<ServerTls>>,
+    /// The protocol announced by ALPN under TLS.
+    pub protocol: Protocol,
 }
 
 /// Accepts connections from `listener` within `config`'s limits, forever (until dropped).
@@ -56,12 +63,26 @@ pub fn incoming(
     config: AcceptConfig,
     metrics: Arc<Metrics>,
 ) -> impl Stream<Item = io::Result<Connection>> + Send + 'static {
-    let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
-    let state = (listener, slots, config, metrics);
-    futures_util::stream::unfold(state, |(listener, slots, config, metrics)| async move {
-        let connection = accept(&listener, &slots, &config, &metrics).await;
-        Some((Ok(connection), (listener, slots, config, metrics)))
-    })
+    let concurrent_handshakes = config.max_connections.max(1);
+    let slots = Arc::new(Semaphore::new(concurrent_handshakes));
+    let state = (listener, slots, config.clone(), metrics);
+    let accepted = futures_util::stream::unfold(state, |(listener, slots, config, metrics)| async move {
+        let accepted = accept(&listener, &slots, &config, &metrics).await;
+        Some((accepted, (listener, slots, config, metrics)))
+    });
+    accepted
+        .map(move |accepted| secure(accepted, config.clone()))
+        .buffer_unordered(concurrent_handshakes)
+        .filter_map(std::future::ready)
+        .map(Ok)
+}
+
+/// A TCP connection accepted, holding its slot, before any TLS handshake.
+struct Accepted {
+    stream: TcpStream,
+    remote: SocketAddr,
+    slot: Slot,
+    handshake_deadline: Option<Instant>,
 }
 
 /// Waits for a free connection slot, then for a connection; backs off on errors.
@@ -70,14 +91,20 @@ async fn accept(
     slots: &Arc<Semaphore>,
     config: &AcceptConfig,
     metrics: &Arc<Metrics>,
-) -> Connection {
+) -> Accepted {
     let permit = slots.clone().acquire_owned().await.expect("the connection semaphore is never closed");
     let mut backoff = FIRST_ACCEPT_BACKOFF;
     loop {
         match listener.accept().await {
             Ok((stream, remote)) => {
                 configure_socket(&stream, config.tcp_keepalive);
-                return Connection::new(stream, remote, permit, config, metrics.clone());
+                metrics.connection_opened(config.listener);
+                return Accepted {
+                    stream,
+                    remote,
+                    slot: Slot { _permit: permit, listener: config.listener, metrics: metrics.clone() },
+                    handshake_deadline: config.handshake_timeout.map(|timeout| Instant::now() + timeout),
+                };
             }
             // The peer gave up before we accepted: nothing is wrong with the listener.
             Err(error) if matches!(error.kind(), io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset) => {
@@ -90,6 +117,36 @@ async fn accept(
             }
         }
     }
+}
+
+/// Runs the TLS handshake if the listener serves TLS (within the handshake deadline); `None` when
+/// it fails, which closes the connection.
+async fn secure(accepted: Accepted, config: AcceptConfig) -> Option<Connection> {
+    let Accepted { stream, remote, slot, handshake_deadline } = accepted;
+    let stream = match &config.tls {
+        None => Bytes::Plain(stream),
+        Some(tls) => {
+            let handshake = tls.acceptor(config.protocol).accept(stream);
+            let outcome = match handshake_deadline {
+                Some(deadline) => tokio::time::timeout_at(deadline.into(), handshake).await,
+                None => Ok(handshake.await),
+            };
+            match outcome {
+                Ok(Ok(stream)) => Bytes::Tls(Box::new(stream)),
+                Ok(Err(error)) => {
+                    slot.metrics.tls_handshake_failed(config.listener);
+                    tracing::debug!(%remote, %error, "TLS handshake failed");
+                    return None;
+                }
+                Err(_) => {
+                    slot.metrics.connection_timed_out("handshake");
+                    tracing::debug!(%remote, "closing a connection: TLS handshake timeout");
+                    return None;
+                }
+            }
+        }
+    };
+    Some(Connection::new(stream, remote, slot, handshake_deadline, &config))
 }
 
 /// `TCP_NODELAY` (small gRPC frames must not wait for the peer's delayed ACK) and TCP keepalive
@@ -162,41 +219,56 @@ pub struct ConnectionInfo {
     pub activity: Arc<ConnectionActivity>,
 }
 
+/// One of the open connections a listener allows; counted in the metrics until dropped.
+struct Slot {
+    _permit: OwnedSemaphorePermit,
+    listener: &'static str,
+    metrics: Arc<Metrics>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.metrics.connection_closed(self.listener);
+    }
+}
+
+/// The bytes of a connection: plaintext, or TLS over TCP.
+enum Bytes {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
 /// An accepted connection: holds its slot until closed, and closes itself when the handshake or
 /// the idle timeout passes (its reads fail with `TimedOut`, which ends the HTTP connection).
 pub struct Connection {
-    stream: TcpStream,
+    stream: Bytes,
     info: ConnectionInfo,
-    listener: &'static str,
+    /// Bytes read after TLS (if any): the HTTP/2 preface is counted in plaintext.
     bytes_read: u64,
     handshake_bytes: u64,
     handshake_deadline: Option<Pin<Box<Sleep>>>,
     idle_timeout: Option<Duration>,
     idle_timer: Option<Pin<Box<Sleep>>>,
-    metrics: Arc<Metrics>,
-    _slot: OwnedSemaphorePermit,
+    slot: Slot,
 }
 
 impl Connection {
     fn new(
-        stream: TcpStream,
+        stream: Bytes,
         remote: SocketAddr,
-        slot: OwnedSemaphorePermit,
+        slot: Slot,
+        handshake_deadline: Option<Instant>,
         config: &AcceptConfig,
-        metrics: Arc<Metrics>,
     ) -> Self {
-        metrics.connection_opened(config.listener);
         Self {
             stream,
             info: ConnectionInfo { remote, activity: Arc::new(ConnectionActivity::new()) },
-            listener: config.listener,
             bytes_read: 0,
             handshake_bytes: config.handshake_bytes,
-            handshake_deadline: config.handshake_timeout.map(|timeout| Box::pin(tokio::time::sleep(timeout))),
+            handshake_deadline: handshake_deadline.map(|deadline| Box::pin(tokio::time::sleep_until(deadline.into()))),
             idle_timeout: config.idle_timeout,
             idle_timer: None,
-            metrics,
-            _slot: slot,
+            slot,
         }
     }
 
@@ -221,12 +293,6 @@ impl Connection {
     }
 }
 
-impl Drop for Connection {
-    fn drop(&mut self) {
-        self.metrics.connection_closed(self.listener);
-    }
-}
-
 impl AsyncRead for Connection {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = &mut *self;
@@ -238,7 +304,7 @@ impl AsyncRead for Connection {
             }
             Poll::Pending => match this.timed_out(cx) {
                 Some(reason) => {
-                    this.metrics.connection_timed_out(reason);
+                    this.slot.metrics.connection_timed_out(reason);
                     tracing::debug!(remote = %this.info.remote, reason, "closing a connection: timeout");
                     Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, format!("{reason} timeout"))))
                 }
@@ -271,6 +337,56 @@ impl AsyncWrite for Connection {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+impl AsyncRead for Bytes {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Bytes::Plain(stream) => Pin::new(stream).poll_read(cx, buf),
+            Bytes::Tls(stream) => Pin::new(stream.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Bytes {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Bytes::Plain(stream) => Pin::new(stream).poll_write(cx, buf),
+            Bytes::Tls(stream) => Pin::new(stream.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Bytes::Plain(stream) => Pin::new(stream).poll_write_vectored(cx, bufs),
+            Bytes::Tls(stream) => Pin::new(stream.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Bytes::Plain(stream) => stream.is_write_vectored(),
+            Bytes::Tls(stream) => stream.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Bytes::Plain(stream) => Pin::new(stream).poll_flush(cx),
+            Bytes::Tls(stream) => Pin::new(stream.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Bytes::Plain(stream) => Pin::new(stream).poll_shutdown(cx),
+            Bytes::Tls(stream) => Pin::new(stream.as_mut()).poll_shutdown(cx),
+        }
     }
 }
 

@@ -1,0 +1,212 @@
+//! TLS and mutual TLS for the gRPC port and the metrics endpoint (rustls, ring): the certificate,
+//! key and optional client CA are read from PEM files, and read again on SIGHUP or when a file
+//! changes. A reload swaps the configuration used by new connections only; open connections keep
+//! theirs, and a reload that fails keeps the previous certificates.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use tokio_rustls::rustls::crypto::ring;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::server::WebPkiClientVerifier;
+use tokio_rustls::rustls::{RootCertStore, ServerConfig};
+use tokio_rustls::TlsAcceptor;
+
+use crate::metrics::Metrics;
+
+/// The PEM files of the server's TLS identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain, leaf first.
+    pub cert: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+    /// When set, clients must present a certificate signed by one of these CAs (mutual TLS).
+    pub client_ca: Option<PathBuf>,
+}
+
+/// The application protocol a listener speaks, announced by ALPN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// gRPC: `h2`.
+    Http2,
+    /// The metrics endpoint: `http/1.1`.
+    Http1,
+}
+
+/// The server configurations built from one reading of the files.
+#[derive(Debug)]
+struct Configs {
+    http2: Arc<ServerConfig>,
+    http1: Arc<ServerConfig>,
+}
+
+/// When each file was last modified, and its size: a change means a reload.
+type Stamps = Vec<Option<(SystemTime, u64)>>;
+
+/// The current TLS configuration, swappable at run time.
+#[derive(Debug)]
+pub struct ServerTls {
+    files: TlsFiles,
+    configs: RwLock<Arc<Configs>>,
+    stamps: Mutex<Stamps>,
+}
+
+impl ServerTls {
+    /// Reads the files; the error names the file that is missing, unreadable or wrong.
+    pub fn load(files: TlsFiles) -> anyhow::Result<Self> {
+        let stamps = stamps(&files);
+        let configs = read_configs(&files)?;
+        Ok(Self { files, configs: RwLock::new(Arc::new(configs)), stamps: Mutex::new(stamps) })
+    }
+
+    /// Whether clients must present a certificate.
+    pub fn requires_client_certificates(&self) -> bool {
+        self.files.client_ca.is_some()
+    }
+
+    /// An acceptor with the current certificates, for one new connection.
+    pub fn acceptor(&self, protocol: Protocol) -> TlsAcceptor {
+        let configs = self.configs.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        TlsAcceptor::from(match protocol {
+            Protocol::Http2 => configs.http2.clone(),
+            Protocol::Http1 => configs.http1.clone(),
+        })
+    }
+
+    /// Reads the files again (blocking file I/O); on an error the previous certificates stay.
+    pub fn reload(&self) -> anyhow::Result<()> {
+        *self.stamps.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = stamps(&self.files);
+        let configs = read_configs(&self.files)?;
+        *self.configs.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(configs);
+        Ok(())
+    }
+
+    /// Whether a file changed (modification time or size) since the last reading (blocking).
+    fn files_changed(&self) -> bool {
+        *self.stamps.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) != stamps(&self.files)
+    }
+}
+
+fn stamps(files: &TlsFiles) -> Stamps {
+    [Some(&files.cert), Some(&files.key), files.client_ca.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(|path| std::fs::metadata(path).ok().and_then(|meta| Some((meta.modified().ok()?, meta.len()))))
+        .collect()
+}
+
+fn read_file(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read the {what} {}", path.display()))
+}
+
+fn read_certificates(path: &Path, what: &str) -> anyhow::Result<Vec<CertificateDer<'static>>> {
+    let pem = read_file(path, what)?;
+    let certificates = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("the {what} {} is not valid PEM", path.display()))?;
+    anyhow::ensure!(!certificates.is_empty(), "the {what} {} holds no PEM certificate", path.display());
+    Ok(certificates)
+}
+
+fn read_configs(files: &TlsFiles) -> anyhow::Result<Configs> {
+    let chain = read_certificates(&files.cert, "TLS certificate (--tls-cert)")?;
+    let key_pem = read_file(&files.key, "TLS key (--tls-key)")?;
+    let key = PrivateKeyDer::from_pem_slice(&key_pem)
+        .with_context(|| format!("the TLS key (--tls-key) {} holds no PEM private key", files.key.display()))?;
+    let provider = Arc::new(ring::default_provider());
+    let builder = ServerConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions()?;
+    let builder = match &files.client_ca {
+        Some(path) => {
+            let what = "client CA (--tls-client-ca)";
+            let mut roots = RootCertStore::empty();
+            for certificate in read_certificates(path, what)? {
+                roots
+                    .add(certificate)
+                    .with_context(|| format!("the {what} {} is not a CA certificate", path.display()))?;
+            }
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .with_context(|| format!("the {what} {} cannot verify clients", path.display()))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let mut http2 = builder.with_single_cert(chain, key).with_context(|| {
+        format!("the TLS certificate {} and key {} do not form a valid pair", files.cert.display(), files.key.display())
+    })?;
+    let mut http1 = http2.clone();
+    http2.alpn_protocols = vec![b"h2".to_vec()];
+    http1.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Configs { http2: Arc::new(http2), http1: Arc::new(http1) })
+}
+
+/// SIGHUP, caught from now on (instead of ending the process) for [`watch`]; `None` when it
+/// cannot be caught (then certificates reload only when files change).
+#[cfg(unix)]
+pub fn catch_hangup() -> Option<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        .map_err(|error| tracing::warn!(%error, "cannot catch SIGHUP; certificates reload only when files change"))
+        .ok()
+}
+
+/// The hang-up signal [`watch`] reloads on.
+#[cfg(unix)]
+pub type Hangup = Option<tokio::signal::unix::Signal>;
+/// The hang-up signal [`watch`] reloads on (none outside Unix).
+#[cfg(not(unix))]
+pub type Hangup = Option<()>;
+
+/// Reloads `tls` on SIGHUP (`hangup`, from [`catch_hangup`]), and when a file changes (checked
+/// every `poll`; `None`: only on SIGHUP), until dropped. File reads run on the blocking pool.
+pub async fn watch(tls: Arc<ServerTls>, mut hangup: Hangup, poll: Option<Duration>, metrics: Arc<Metrics>) {
+    let mut ticks = poll.map(|every| {
+        let mut interval = tokio::time::interval(every);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        interval
+    });
+    loop {
+        #[cfg(unix)]
+        let hangup_received = async {
+            match hangup.as_mut() {
+                Some(signal) => signal.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        #[cfg(not(unix))]
+        let hangup_received = {
+            let _ = &mut hangup;
+            std::future::pending::<Option<()>>()
+        };
+        let tick = async {
+            match ticks.as_mut() {
+                Some(interval) => interval.tick().await,
+                None => std::future::pending().await,
+            }
+        };
+        let forced = tokio::select! {
+            _ = hangup_received => true,
+            _ = tick => false,
+        };
+        let watched = tls.clone();
+        let outcome = tokio::task::spawn_blocking(move || {
+            (forced || watched.files_changed()).then(|| watched.reload().map_err(|error| format!("{error:#}")))
+        })
+        .await;
+        match outcome {
+            Ok(Some(Ok(()))) => {
+                metrics.tls_reloaded(true);
+                tracing::info!(trigger = if forced { "SIGHUP" } else { "file change" }, "TLS certificates reloaded");
+            }
+            Ok(Some(Err(error))) => {
+                metrics.tls_reloaded(false);
+                tracing::warn!(%error, "cannot reload the TLS certificates; keeping the previous ones");
+            }
+            Ok(None) => {}
+            Err(error) => tracing::error!(%error, "the TLS reload task failed"),
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! The deploy files as an operator would use them: the Kubernetes manifest parses and names only
+//! flags, environment variables and ports the binary has (read from `nimber serve --help` and
+//! `nimber health --help`, so a renamed flag fails here), the Dockerfile builds with the README's
+//! command, and the systemd unit passes `systemd-analyze verify` and rates 3.0 or below in
+//! `systemd-analyze security` (systemd-analyze comes with the `systemd` package: CI runs
+//! `apt-get install -y systemd`; it needs no running systemd).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use serde_yaml::Value;
+
+fn repo_file(path: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+/// The long flags and environment variables in `nimber <command> --help`.
+fn help_names(command: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let output = Command::new(env!("CARGO_BIN_EXE_nimber")).args([command, "--help"]).output().unwrap();
+    let help = String::from_utf8(output.stdout).unwrap();
+    let words = || help.split(|c: char| c.is_whitespace() || c == '[' || c == ']' || c == '=' || c == ',');
+    let flags = words().filter(|word| word.starts_with("--")).map(str::to_string).collect();
+    let env = words().filter(|word| word.starts_with("NIMBER_")).map(str::to_string).collect();
+    (flags, env)
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_sequence()
+        .map_or(Vec::new(), |items| items.iter().filter_map(|item| item.as_str().map(String::from)).collect())
+}
+
+#[test]
+fn the_kubernetes_manifest_names_only_real_flags_ports_and_services() {
+    let (serve_flags, serve_env) = help_names("serve");
+    let (health_flags, health_env) = help_names("health");
+    let text = repo_file("deploy/kubernetes/nimber.yaml");
+    let documents: Vec<Value> = text.split("\n---\n").map(|document| serde_yaml::from_str(document).unwrap()).collect();
+    let kind = |kind: &'static str| documents.iter().filter(move |doc| doc["kind"] == kind);
+    let set = kind("StatefulSet").next().expect("a StatefulSet");
+    let headless = kind("Service").find(|service| service["spec"]["clusterIP"] == "None");
+    let headless = headless.expect("a headless Service");
+    assert_eq!(set["spec"]["serviceName"], headless["metadata"]["name"]);
+    assert!(kind("Service").count() >= 2, "a Service for clients too");
+    assert!(kind("PodDisruptionBudget").next().is_some());
+
+    let pod = &set["spec"]["template"]["spec"];
+    for field in ["runAsNonRoot", "fsGroup"] {
+        assert!(!pod["securityContext"][field].is_null(), "securityContext.{field}");
+    }
+    let container = &pod["containers"][0];
+    assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], Value::from(true));
+    assert!(container["imagePullPolicy"].is_string());
+    for flag in strings(&container["args"]).iter().filter(|arg| arg.starts_with("--")) {
+        assert!(serve_flags.contains(flag), "args: {flag} is not a flag of nimber serve");
+    }
+    let mut env = std::collections::BTreeMap::new();
+    for variable in container["env"].as_sequence().unwrap() {
+        let name = variable["name"].as_str().unwrap().to_string();
+        assert!(serve_env.contains(&name) || health_env.contains(&name), "env: {name} is read by no command");
+        env.insert(name, variable["value"].as_str().unwrap_or_default().to_string());
+    }
+    let port_of = |name: &str| {
+        let ports = container["ports"].as_sequence().unwrap();
+        ports.iter().find(|port| port["name"] == name).map(|port| port["containerPort"].as_u64().unwrap())
+    };
+    let listen_port = |variable: &str| env[variable].rsplit(':').next().unwrap().parse::<u64>().unwrap();
+    assert_eq!(port_of("grpc"), Some(listen_port("NIMBER_LISTEN")));
+    assert_eq!(port_of("metrics"), Some(listen_port("NIMBER_METRICS_LISTEN")));
+    for service in kind("Service") {
+        for port in service["spec"]["ports"].as_sequence().unwrap() {
+            let target = port["targetPort"].as_str().unwrap();
+            assert!(port_of(target).is_some(), "Service port {target} is no container port");
+        }
+    }
+    for volume in ["NIMBER_DATA_DIR", "NIMBER_JOBS_DIR"] {
+        let mount = container["volumeMounts"][0]["mountPath"].as_str().unwrap();
+        assert!(env[volume].starts_with(mount), "{volume} is not on the data volume");
+    }
+    for probe in ["readinessProbe", "livenessProbe"] {
+        let probe = &container[probe];
+        assert!(probe["timeoutSeconds"].is_u64(), "probe timeout");
+        let command = strings(&probe["exec"]["command"]);
+        assert_eq!(command[1], "health");
+        for flag in command.iter().filter(|arg| arg.starts_with("--")) {
+            assert!(health_flags.contains(flag), "probe: {flag} is not a flag of nimber health");
+        }
+        let address = &command[command.iter().position(|arg| arg == "--addr").unwrap() + 1];
+        assert!(address.ends_with(&format!(":{}", listen_port("NIMBER_LISTEN"))), "probe address {address}");
+        if let Some(at) = command.iter().position(|arg| arg == "--service") {
+            assert_eq!(command[at + 1], "nimber.v1.Solver", "the probe asks about an unknown service");
+        }
+    }
+}
+
+#[test]
+fn the_dockerfile_builds_with_the_readme_command() {
+    let dockerfile = repo_file("deploy/Dockerfile");
+    let build =
+        dockerfile.lines().rev().find_map(|line| line.strip_prefix("RUN cargo build")).expect("RUN cargo build");
+    let command = format!("cargo build{build}");
+    assert!(repo_file("README.md").contains(&command), "the README does not build with {command:?}");
+    let ((_, serve_env), (_, health_env)) = (help_names("serve"), help_names("health"));
+    let instructions = dockerfile.lines().filter(|line| !line.trim_start().starts_with('#'));
+    for variable in instructions.flat_map(str::split_whitespace).filter_map(|word| word.strip_prefix("NIMBER_")) {
+        let name = format!("NIMBER_{}", variable.split('=').next().unwrap());
+        assert!(serve_env.contains(&name) || health_env.contains(&name), "{name} is read by no command");
+    }
+    let ignored = repo_file(".dockerignore");
+    for path in ["target/", ".git/", "nimber-data/", "nimber-jobs/"] {
+        assert!(ignored.lines().any(|line| line == path), ".dockerignore lacks {path}");
+    }
+}
+
+#[test]
+fn the_systemd_unit_verifies_and_rates_ok() {
+    let analyze = Command::new("systemd-analyze").arg("--version").output();
+    assert!(analyze.is_ok(), "systemd-analyze is missing: apt-get install -y systemd");
+    let dir = tempfile::tempdir().unwrap();
+    let unit = dir.path().join("nimber.service");
+    let text =
+        repo_file("deploy/systemd/nimber.service").replace("/usr/local/bin/nimber", env!("CARGO_BIN_EXE_nimber"));
+    std::fs::write(&unit, text).unwrap();
+    let verify = Command::new("systemd-analyze").args(["verify", "--man=no"]).arg(&unit).output().unwrap();
+    let complaints = String::from_utf8_lossy(&verify.stderr);
+    assert!(verify.status.success() && complaints.trim().is_empty(), "verify: {complaints}");
+    let security = Command::new("systemd-analyze").args(["security", "--offline=yes"]).arg(&unit).output().unwrap();
+    let report = String::from_utf8_lossy(&security.stdout);
+    let level: f64 = report
+        .lines()
+        .find_map(|line| line.split("exposure level for nimber.service: ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no exposure level in {report}"));
+    assert!(level <= 3.0, "systemd-analyze security rates the unit {level}: {report}");
+}
