@@ -207,7 +207,7 @@ impl Store {
     /// permissions, a file in the way) are an error. May take a while: call it off async threads.
     pub fn open_with(path: &Path, options: &StoreOptions) -> Result<Self, OpenError> {
         let max_bytes = options.max_bytes.unwrap_or_else(|| default_max_bytes(path));
-        let opened = writer::open_or_recover(path, options.on_corrupt)?;
+        let opened = writer::open_when_unlocked(path, options.on_corrupt)?;
         if opened.is_none() {
             tracing::error!(
                 data_dir = %path.display(),

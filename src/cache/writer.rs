@@ -245,29 +245,38 @@ fn reopen(shared: &Shared, bound: &mut Bound) {
     let Some(path) = &shared.path else { return };
     let was_writable = shared.writable.load(Ordering::Relaxed);
     shared.uninstall();
-    // A reader may hold the database for a moment longer: then its lock is still held.
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        match open_or_recover(path, shared.on_corrupt) {
-            Ok(Some(opened)) => {
-                bound.cap = opened.cap.or(bound.cap);
-                shared.install(opened);
-                bound.written_since_reopen = 0;
-                if !was_writable {
-                    tracing::info!(data_dir = %path.display(), "the cache store is writable again");
-                }
-                return;
+    match open_when_unlocked(path, shared.on_corrupt) {
+        Ok(Some(opened)) => {
+            bound.cap = opened.cap.or(bound.cap);
+            shared.install(opened);
+            bound.written_since_reopen = 0;
+            if !was_writable {
+                tracing::info!(data_dir = %path.display(), "the cache store is writable again");
             }
-            Ok(None) => return,
+        }
+        Ok(None) => {}
+        Err(error) => {
+            if shared.write_warnings.allow() {
+                tracing::error!(%error, "cannot reopen the cache store; serving without it, retrying");
+            }
+        }
+    }
+}
+
+/// How long opening waits for sled's lock on the store: sled's own threads of a store just closed
+/// (by this process) may hold it for a moment longer.
+const LOCK_PATIENCE: Duration = Duration::from_secs(2);
+
+/// [`open_or_recover`], waiting up to [`LOCK_PATIENCE`] for a lock held a moment longer; a lock held
+/// by another running process is still an error after that.
+pub(super) fn open_when_unlocked(path: &Path, on_corrupt: OnCorrupt) -> Result<Option<Opened>, OpenError> {
+    let deadline = Instant::now() + LOCK_PATIENCE;
+    loop {
+        match open_or_recover(path, on_corrupt) {
             Err(error) if Instant::now() < deadline && error.reason.contains("lock") => {
                 std::thread::sleep(Duration::from_millis(10));
             }
-            Err(error) => {
-                if shared.write_warnings.allow() {
-                    tracing::error!(%error, "cannot reopen the cache store; serving without it, retrying");
-                }
-                return;
-            }
+            opened => return opened,
         }
     }
 }
