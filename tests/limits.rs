@@ -6,7 +6,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{engine_value, sample, scrape, solve_request, RawCodec, TestServer};
+use common::{
+    engine_value, full_board, occupy_the_only_slot, sample, scrape, solve_request, with_timeout, RawCodec, TestServer,
+};
 use nimber::games::{sum, MAX_ITEMS};
 use nimber::proto::{self, position::Game as P};
 use prost::encoding::encode_varint;
@@ -20,16 +22,6 @@ fn cutting(pieces: usize) -> proto::Position {
 
 fn sum_of(components: Vec<proto::Position>) -> proto::Position {
     proto::Position { game: Some(P::Sum(proto::Sum { components })) }
-}
-
-fn full_board(size: usize) -> proto::Position {
-    proto::Position { game: Some(P::Tetris(proto::Tetris { rows: vec!["0".repeat(size); size] })) }
-}
-
-fn with_timeout<T>(message: T, timeout: Duration) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    request.set_timeout(timeout);
-    request
 }
 
 /// `payload` as field 1 or 6 (`tag` is the whole key byte) of a message, length-delimited.
@@ -168,20 +160,8 @@ async fn a_queued_call_that_goes_away_is_no_longer_counted_as_waiting() {
     let server = TestServer::start_with(&["--max-expensive-solves", "1", "--metrics-listen", "127.0.0.1:0"]);
     let url = server.metrics_url.clone().expect("the metrics address");
     let waiting = || sample(&scrape(&url), "nimber_expensive_solves_waiting");
-    let mut busy_client = server.client().await;
-    let busy = tokio::spawn(async move {
-        busy_client.solve(with_timeout(solve_request(full_board(14)), Duration::from_secs(60))).await
-    });
-    // The long solve holds the slot once a probe that needs it gives up.
+    let busy = occupy_the_only_slot(&server).await;
     let mut client = server.client().await;
-    let holding_by = Instant::now() + Duration::from_secs(20);
-    loop {
-        let probe = client.solve(with_timeout(solve_request(full_board(6)), Duration::from_millis(300))).await;
-        if probe.is_err_and(|status| status.code() == Code::ResourceExhausted) {
-            break;
-        }
-        assert!(Instant::now() < holding_by, "the long solve never held the slot");
-    }
     let queued = tokio::spawn(async move { client.solve(solve_request(full_board(13))).await });
     let polled_by = Instant::now() + Duration::from_secs(20);
     while waiting() != 1.0 {

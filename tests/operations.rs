@@ -5,24 +5,14 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{assert_idle, sample, scrape, solve_request, TestServer};
+use common::{assert_idle, full_board, occupy_the_only_slot, sample, scrape, solve_request, with_timeout, TestServer};
 use nimber::proto::{self, position::Game as P, Outcome};
 use tonic::Code;
-
-fn full_board(size: usize) -> proto::Position {
-    proto::Position { game: Some(P::Tetris(proto::Tetris { rows: vec!["0".repeat(size); size] })) }
-}
 
 fn cheap_position() -> proto::Position {
     proto::Position {
         game: Some(P::Cutting(proto::Cutting { pieces: vec![proto::Piece { width: 1 << 40, height: 12345 }] })),
     }
-}
-
-fn with_timeout<T>(message: T, timeout: Duration) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    request.set_timeout(timeout);
-    request
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -129,26 +119,6 @@ async fn metrics_count_requests_codes_latency_and_the_cache() {
 fn warm_board() -> proto::Position {
     let rows = ["000000", "001000", "000000", "000010", "000000", "100000"];
     proto::Position { game: Some(P::Tetris(proto::Tetris { rows: rows.iter().map(|row| row.to_string()).collect() })) }
-}
-
-/// Occupies the only expensive-solve slot with a search that takes minutes, and returns once a cold
-/// board is refused for want of a slot (so the slot is known to be busy).
-async fn occupy_the_only_slot(server: &TestServer) -> tokio::task::JoinHandle<()> {
-    let mut busy_client = server.client().await;
-    let busy = tokio::spawn(async move {
-        let _ = busy_client.solve(with_timeout(solve_request(full_board(14)), Duration::from_secs(60))).await;
-    });
-    let mut client = server.client().await;
-    let cold = |size| solve_request(full_board(size));
-    let give_up_by = Instant::now() + Duration::from_secs(20);
-    for size in (5..13).cycle() {
-        assert!(Instant::now() < give_up_by, "the busy solve never took the slot");
-        match client.solve(with_timeout(cold(size), Duration::from_millis(300))).await {
-            Err(status) if status.code() == Code::ResourceExhausted => break,
-            _ => continue,
-        }
-    }
-    busy
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{assert_idle, sample, scrape, solve_request, TestServer};
+use common::{assert_idle, full_board, sample, scrape, solve_request, TestServer};
 use hyper::body::Bytes;
 use nimber::proto::{self, position::Game as P};
 use prost::Message;
@@ -22,10 +22,6 @@ fn cheap_position() -> proto::Position {
     proto::Position {
         game: Some(P::Cutting(proto::Cutting { pieces: vec![proto::Piece { width: 1 << 40, height: 12345 }] })),
     }
-}
-
-fn full_board(size: usize) -> proto::Position {
-    proto::Position { game: Some(P::Tetris(proto::Tetris { rows: vec!["0".repeat(size); size] })) }
 }
 
 /// `host:port` of the server.

@@ -330,3 +330,38 @@ pub fn sample(scraped: &str, name: &str) -> f64 {
         .parse()
         .unwrap()
 }
+
+/// A full `size`×`size` board of the 2×2 placement game (14×14 takes minutes to solve).
+pub fn full_board(size: usize) -> nimber::proto::Position {
+    use nimber::proto::{position::Game, Position, Tetris};
+    Position { game: Some(Game::Tetris(Tetris { rows: vec!["0".repeat(size); size] })) }
+}
+
+/// A request with a deadline (sent as `grpc-timeout`).
+pub fn with_timeout<T>(message: T, timeout: std::time::Duration) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.set_timeout(timeout);
+    request
+}
+
+/// Occupies the only expensive-solve slot of a server started with `--max-expensive-solves 1` with
+/// a search that takes minutes, and returns once a cold board is refused for want of a slot (so the
+/// slot is known to be busy). The probes are distinct boards, none of them ever in the cache.
+pub async fn occupy_the_only_slot(server: &TestServer) -> tokio::task::JoinHandle<()> {
+    use std::time::{Duration, Instant};
+    let mut busy_client = server.client().await;
+    let busy = tokio::spawn(async move {
+        let _ = busy_client.solve(with_timeout(solve_request(full_board(14)), Duration::from_secs(60))).await;
+    });
+    let mut client = server.client().await;
+    let give_up_by = Instant::now() + Duration::from_secs(20);
+    // Boards of 10×10 and more take far longer than a probe's deadline: never solved, never cached.
+    for size in (10..14).cycle() {
+        assert!(Instant::now() < give_up_by, "the busy solve never took the slot");
+        let probe = client.solve(with_timeout(solve_request(full_board(size)), Duration::from_millis(300))).await;
+        if probe.is_err_and(|status| status.code() == tonic::Code::ResourceExhausted) {
+            break;
+        }
+    }
+    busy
+}
