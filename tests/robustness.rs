@@ -18,7 +18,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{random_position, Game as Kind, RawCodec, TestServer};
+use common::{random_position, Game as Kind, Mount, RawCodec, TestServer};
 use nimber::games::{analysis, Budget, Game, NoMemo, Outcome, Position, Solver, Value};
 use nimber::proto::{self, position::Game as P};
 use prost::Message;
@@ -244,37 +244,14 @@ fn a_file_in_the_way_is_a_clear_error() {
     assert_refuses_to_start(&file, "");
 }
 
-/// Unmounts (lazily if need be) when dropped, so no mount outlives the test.
-struct Mount(PathBuf);
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let unmounted = Command::new("umount").arg(&self.0).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
-        if !unmounted {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-}
-
 /// A 64 KiB tmpfs, filled up once the server runs: every answer stays exact, the server stays
 /// healthy and stops without a panic; restarted on the full disk it either answers exactly or
-/// refuses to start with one clear line. Skipped (with a note) where mounting is not permitted.
+/// refuses to start with one clear line. Needs root to mount the tmpfs (as CI runs here).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_never_breaks_answers() {
     let temp = tempfile::tempdir().unwrap();
-    let mount_point = temp.path().join("tiny");
-    std::fs::create_dir(&mount_point).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-        .arg(&mount_point)
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !mounted {
-        eprintln!("note: skipping the full-disk test: cannot mount a tmpfs here (needs root and mount privileges)");
-        return;
-    }
-    let _mount = Mount(mount_point.clone());
+    let mount = Mount::tmpfs(temp.path(), "64k");
+    let mount_point = mount.0.clone();
     let data_dir = mount_point.join("data");
 
     let mut server = Spawned::start(&data_dir);

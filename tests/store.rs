@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{engine_value, solve_request, TestServer};
+use common::{engine_value, solve_request, Mount, TestServer};
 use nimber::proto::{self, position::Game as P};
 use nimber::random::SplitMix;
 use tonic_health::pb::{health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest};
@@ -216,33 +216,14 @@ fn on_corrupt_store_fail_refuses_with_one_line() {
     assert!(dir.join("db").exists() && moved_aside(&dir).is_empty());
 }
 
-/// Unmounts (lazily if need be) when dropped.
-struct Mount(PathBuf);
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let unmounted = Command::new("umount").arg(&self.0).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
-        if !unmounted {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-}
-
 /// A store on a full tmpfs: the server starts and answers exactly, saying once that it runs
 /// without the store; once space is freed it writes again by itself (the db file grows), and what
 /// it wrote is served from the store after a restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_never_blocks_a_start_and_writing_resumes() {
     let temp = tempfile::tempdir().unwrap();
-    let mount_point = temp.path().join("tiny");
-    std::fs::create_dir(&mount_point).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
-        .arg(&mount_point)
-        .status()
-        .is_ok_and(|status| status.success());
-    assert!(mounted, "cannot mount a tmpfs: run this test as root");
-    let _mount = Mount(mount_point.clone());
+    let mount = Mount::tmpfs(temp.path(), "4m");
+    let mount_point = mount.0.clone();
     let data = mount_point.join("data");
     let first = boards(2, 4);
     let mut server = TestServer::start_in(&data, &[]);

@@ -322,7 +322,8 @@ async fn health_turns_not_serving_as_soon_as_the_drain_starts() {
     // lets finish, so they see the change (new connections are refused once the drain starts).
     let mut client = server.client().await;
     let long_call = tokio::spawn(async move { client.solve(solve_request(full_board(14))).await });
-    let solving = |metrics: &str| sample(metrics, "nimber_calls_in_flight{rpc=\"Solve\"}") == 1.0;
+    // The gauge appears with the first Solve: absent means not in flight yet.
+    let solving = |metrics: &str| metrics.lines().any(|line| line == "nimber_calls_in_flight{rpc=\"Solve\"} 1");
     wait_until(Duration::from_secs(10), "the long call in flight", || solving(&scrape(&metrics_url))).await;
     server.signal_terminate();
     for watch in &mut watches {

@@ -365,3 +365,31 @@ pub async fn occupy_the_only_slot(server: &TestServer) -> tokio::task::JoinHandl
     }
     busy
 }
+
+/// A tmpfs mounted for a test; unmounted (lazily if need be) when dropped, so no mount outlives it.
+pub struct Mount(pub PathBuf);
+
+impl Mount {
+    /// Mounts a tmpfs of `size` (as `mount -o size=` takes it, e.g. `4m`) at `dir/tiny` (created).
+    /// Panics where mounting is not permitted: the tests that need it run as root here.
+    pub fn tmpfs(dir: &Path, size: &str) -> Mount {
+        let mount_point = dir.join("tiny");
+        std::fs::create_dir(&mount_point).expect("the mount point");
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&mount_point)
+            .status()
+            .is_ok_and(|status| status.success());
+        assert!(mounted, "cannot mount a tmpfs: run this test as root");
+        Mount(mount_point)
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let unmounted = Command::new("umount").arg(&self.0).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+        if !unmounted {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
