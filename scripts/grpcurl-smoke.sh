@@ -8,36 +8,7 @@ source scripts/lib.sh
 use_tools
 cargo build --release --locked --bin nimber
 
-data_dir=$(mktemp -d)
-out=$(mktemp)
-RUST_LOG=warn target/release/nimber serve --listen 127.0.0.1:0 --data-dir "$data_dir" >"$out" &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$data_dir" "$out"' EXIT
-for _ in $(seq 100); do grep -q 'listening on' "$out" && break; sleep 0.1; done
-address=$(sed -n 's/^nimber listening on //p' "$out")
-[ -n "$address" ] || { echo "the server did not start"; exit 1; }
-
-passed=0
-failed=0
-check() { # check NAME EXPECTED-SUBSTRING COMMAND...
-    local name=$1 expected=$2 output
-    shift 2
-    if output=$("$@" 2>&1) && grep -q -- "$expected" <<<"$output"; then
-        passed=$((passed + 1)); echo "ok: $name"
-    else
-        failed=$((failed + 1)); echo "FAILED: $name"; echo "$output"
-    fi
-}
-
-check_fails() { # check_fails NAME EXPECTED-SUBSTRING COMMAND...: the command fails saying EXPECTED
-    local name=$1 expected=$2 output
-    shift 2
-    if ! output=$("$@" 2>&1) && grep -q -- "$expected" <<<"$output"; then
-        passed=$((passed + 1)); echo "ok: $name"
-    else
-        failed=$((failed + 1)); echo "FAILED: $name"; echo "$output"
-    fi
-}
+start_server "$(mktemp -d)"
 
 check "list" "nimber.v1.Solver" grpcurl -plaintext "$address" list
 check "describe" "rpc BestMove" grpcurl -plaintext "$address" describe nimber.v1.Solver

