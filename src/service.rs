@@ -138,7 +138,7 @@ impl Drop for Waiting<'_> {
 /// The caller's deadline, from its `grpc-timeout` less a margin (a quarter, at most 100 ms), so that our answer
 /// `DEADLINE_EXCEEDED` reaches the caller before its own timer fires.
 fn caller_deadline(metadata: &tonic::metadata::MetadataMap) -> Option<Instant> {
-    let timeout = metadata.get("grpc-timeout")?.to_str().ok().and_then(parse_grpc_timeout)?;
+    let timeout = crate::calls::parse_grpc_timeout(metadata.get("grpc-timeout")?.as_bytes())?;
     Instant::now().checked_add(timeout.saturating_sub((timeout / 4).min(Duration::from_millis(100))))
 }
 
@@ -147,24 +147,6 @@ fn solve_deadline(caller: Option<Instant>, max_solve_time: Duration) -> Instant 
     let now = Instant::now();
     let cap = now.checked_add(max_solve_time).unwrap_or(now + Duration::from_secs(86_400 * 365));
     caller.map_or(cap, |deadline| deadline.min(cap))
-}
-
-/// Parses a `grpc-timeout` header value: up to 8 digits and a unit (H, M, S, m, u, n).
-fn parse_grpc_timeout(value: &str) -> Option<Duration> {
-    let (digits, unit) = value.split_at(value.len().checked_sub(1)?);
-    if digits.is_empty() || digits.len() > 8 {
-        return None;
-    }
-    let amount: u64 = digits.parse().ok()?;
-    Some(match unit {
-        "H" => Duration::from_secs(amount * 3600),
-        "M" => Duration::from_secs(amount * 60),
-        "S" => Duration::from_secs(amount),
-        "m" => Duration::from_millis(amount),
-        "u" => Duration::from_micros(amount),
-        "n" => Duration::from_nanos(amount),
-        _ => return None,
-    })
 }
 
 impl SolverService {
@@ -505,16 +487,5 @@ mod tests {
         release_first.send(()).unwrap();
         tokio::time::timeout(Duration::from_secs(10), second).await.unwrap().unwrap().unwrap();
         assert_eq!(slots.available_permits(), 1);
-    }
-
-    #[test]
-    fn grpc_timeouts_parse() {
-        assert_eq!(parse_grpc_timeout("200m"), Some(Duration::from_millis(200)));
-        assert_eq!(parse_grpc_timeout("3S"), Some(Duration::from_secs(3)));
-        assert_eq!(parse_grpc_timeout("1H"), Some(Duration::from_secs(3600)));
-        assert_eq!(parse_grpc_timeout("123456789S"), None);
-        assert_eq!(parse_grpc_timeout("m"), None);
-        assert_eq!(parse_grpc_timeout(""), None);
-        assert_eq!(parse_grpc_timeout("5x"), None);
     }
 }
