@@ -174,14 +174,29 @@ async fn mutual_tls_refuses_clients_without_a_certificate_or_from_another_ca() {
     assert!(foreign.is_err(), "a client with another CA's certificate got {foreign:?}");
 }
 
-#[test]
-fn grpcurl_speaks_mutual_tls() {
-    let (ca, files) = (Ca::new("nimber test CA"), Files::new());
-    write_server_identity(&files, &ca);
+/// The files a client of a mutual-TLS server uses: the CA to trust, its certificate and key.
+struct MutualTlsClient {
+    ca: String,
+    cert: String,
+    key: String,
+}
+
+/// A server requiring client certificates of a fresh CA (which also signed the server's), and a
+/// client identity it accepts, all written into `files`.
+fn start_mutual_tls(files: &Files) -> (TestServer, MutualTlsClient) {
+    let ca = Ca::new("nimber test CA");
+    write_server_identity(files, &ca);
     let client_ca = files.write("clients.pem", &ca.pem);
     let (cert, key) = ca.issue();
     let (cert, key) = (files.write("client.pem", &cert), files.write("client.key", &key));
-    let server = start_tls(&files, &["--tls-client-ca", &client_ca]);
+    let server = start_tls(files, &["--tls-client-ca", &client_ca]);
+    (server, MutualTlsClient { ca: client_ca, cert, key })
+}
+
+#[test]
+fn grpcurl_speaks_mutual_tls() {
+    let files = Files::new();
+    let (server, MutualTlsClient { ca: client_ca, cert, key }) = start_mutual_tls(&files);
     let script = format!(
         "source scripts/lib.sh && use_tools && grpcurl -cacert {client_ca} -cert {cert} -key {key} \
          -servername localhost {} grpc.health.v1.Health/Check",
@@ -316,12 +331,8 @@ fn health_command(args: &[&str]) -> Option<i32> {
 
 #[test]
 fn the_health_command_exits_0_only_when_serving() {
-    let (ca, files) = (Ca::new("nimber test CA"), Files::new());
-    write_server_identity(&files, &ca);
-    let client_ca = files.write("clients.pem", &ca.pem);
-    let (cert, key) = ca.issue();
-    let (cert, key) = (files.write("client.pem", &cert), files.write("client.key", &key));
-    let server = start_tls(&files, &["--tls-client-ca", &client_ca]);
+    let files = Files::new();
+    let (server, MutualTlsClient { ca: client_ca, cert, key }) = start_mutual_tls(&files);
     let addr = address(&server);
     let tls = ["--tls-ca", &client_ca, "--tls-cert", &cert, "--tls-key", &key, "--tls-server-name", "localhost"];
     let with = |extra: &[&str]| -> Vec<String> {
