@@ -2,11 +2,13 @@
 # Explore job benchmarks on the real server (loopback, ephemeral ports, temp --data-dir/--jobs-dir):
 #   1. full_boards 1x1..8x8 as one job on a fresh store, then again on the same server (warm): wall
 #      time, server CPU (/proc utime+stime) and the job's own metadata of each; the Grundy table;
-#   2. a full 10x10 board as a `solve` job, uninterrupted, and on another fresh store killed with
+#   2. interactive calls next to a running job (examples/job-latency.rs): cheap Solve latency and one
+#      cold board search without a job and while a 10x10 job runs; CancelOperation to done;
+#   3. a full 10x10 board as a `solve` job, uninterrupted, and on another fresh store killed with
 #      kill -9 at about 25/50/75% of the uninterrupted CPU, the server restarted on the same dirs
 #      each time (the job resumes by itself): total wall, total CPU over all runs, its ratio to the
 #      uninterrupted CPU, times_resumed, and whether both Grundy values agree.
-# Usage: scripts/bench-jobs.sh (about 200 s of CPU per 10x10 job); PART2=0 scripts/bench-jobs.sh (part 1).
+# Usage: scripts/bench-jobs.sh (about 200 s of CPU per 10x10 job); PART3=0 scripts/bench-jobs.sh (parts 1, 2).
 # Knobs: RUN_PARALLEL=1 (default) runs both 10x10 jobs at once on two servers, killing at fractions of
 # CPU_ESTIMATE (s, default 200) instead of the measured CPU; TABLE_ENTRIES (the servers' --table-entries).
 set -euo pipefail
@@ -14,10 +16,10 @@ cd "$(dirname "$0")/.."
 
 source scripts/lib.sh
 use_tools
-cargo build --release --locked --bin nimber
+cargo build --release --locked --bin nimber --example job-latency
 bin=${CARGO_TARGET_DIR:-target}/release/nimber
 [[ $bin == /* ]] || bin=$PWD/$bin
-PART2=${PART2:-1} RUN_PARALLEL=${RUN_PARALLEL:-1} CPU_ESTIMATE=${CPU_ESTIMATE:-200}
+PART3=${PART3:-1} RUN_PARALLEL=${RUN_PARALLEL:-1} CPU_ESTIMATE=${CPU_ESTIMATE:-200}
 extra=(${TABLE_ENTRIES:+--table-entries "$TABLE_ENTRIES"})
 hz=$(getconf CLK_TCK)
 
@@ -100,7 +102,12 @@ for run in cold warm; do
     if [[ $run == cold ]]; then op table <<<"$result"; else op table <<<"$result" | tail -n 1; fi
 done
 stop_server
-[[ $PART2 == 0 ]] && exit 0
+
+echo "== 2. interactive calls next to a running job"
+start_server "$work/p2"
+"${CARGO_TARGET_DIR:-target}/release/examples/job-latency" "$address" 2000
+stop_server
+[[ $PART3 == 0 ]] && exit 0
 
 board=$(printf '"0000000000",%.0s' $(seq 10))
 solve="{\"solve\": {\"position\": {\"tetris\": {\"rows\": [${board%,}]}}}, \"requestId\": \"bench-10x10\"}"
@@ -139,7 +146,7 @@ interrupted() {
     stop_server
 }
 
-echo "== 2. one full 10x10 board as a solve job (RUN_PARALLEL=$RUN_PARALLEL)"
+echo "== 3. one full 10x10 board as a solve job (RUN_PARALLEL=$RUN_PARALLEL)"
 if [[ $RUN_PARALLEL == 1 ]]; then
     uninterrupted & u=$!
     interrupted $((CPU_ESTIMATE * hz)) & i=$!

@@ -20,11 +20,19 @@ use crate::transport::{ConnectionInfo, OpenCall};
 
 /// The `rpc` label of each method served, by request path; any other path is `unknown` (paths
 /// come from clients, and labels must stay few).
-const RPC_LABELS: [(&str, &str); 8] = [
+const RPC_LABELS: [(&str, &str); 16] = [
     ("/nimber.v1.Solver/Solve", "Solve"),
     ("/nimber.v1.Solver/BestMove", "BestMove"),
     ("/nimber.v1.Solver/Analyze", "Analyze"),
     ("/nimber.v1.Solver/SolveStream", "SolveStream"),
+    ("/nimber.v1.Solver/Explore", "Explore"),
+    ("/nimber.v1.Solver/WatchExplore", "WatchExplore"),
+    ("/nimber.v1.Solver/ListExploreRows", "ListExploreRows"),
+    ("/google.longrunning.Operations/GetOperation", "google.longrunning.Operations/GetOperation"),
+    ("/google.longrunning.Operations/ListOperations", "google.longrunning.Operations/ListOperations"),
+    ("/google.longrunning.Operations/CancelOperation", "google.longrunning.Operations/CancelOperation"),
+    ("/google.longrunning.Operations/DeleteOperation", "google.longrunning.Operations/DeleteOperation"),
+    ("/google.longrunning.Operations/WaitOperation", "google.longrunning.Operations/WaitOperation"),
     ("/grpc.health.v1.Health/Check", "grpc.health.v1.Health/Check"),
     ("/grpc.health.v1.Health/Watch", "grpc.health.v1.Health/Watch"),
     (
@@ -283,6 +291,24 @@ mod tests {
         let mut other = HeaderMap::new();
         Status::out_of_range("page past the end").add_header(&mut other).unwrap();
         assert_eq!(final_status(&mut other).unwrap().code(), Code::OutOfRange);
+    }
+
+    #[test]
+    fn every_method_served_has_its_own_label() {
+        use prost::Message;
+        let files = prost_types::FileDescriptorSet::decode(crate::proto::FILE_DESCRIPTOR_SET).unwrap();
+        let mut paths = Vec::new();
+        for file in &files.file {
+            for service in &file.service {
+                for method in &service.method {
+                    paths.push(format!("/{}.{}/{}", file.package(), service.name(), method.name()));
+                }
+            }
+        }
+        assert!(paths.len() >= 12, "{paths:?}");
+        for path in paths {
+            assert_ne!(rpc_label(&path), "unknown", "{path} has no label");
+        }
     }
 
     #[test]

@@ -174,7 +174,8 @@ pub fn explore(args: ExploreArgs) -> anyhow::Result<()> {
                 let name = client.explore(request).await?.into_inner().name;
                 eprintln!("operation {name} on {server} (Ctrl-C leaves it running there)");
                 let stream = client.watch_explore(proto::WatchExploreRequest { name }).await?.into_inner();
-                finish(show_progress(stream.map(|item| item.map_err(anyhow::Error::from))).await?, format)
+                let last = show_progress(stream.map(|item| item.map_err(anyhow::Error::from))).await?;
+                finish(last, format, &mut Rows::Server(client)).await
             }
             None => explore_here(request, args.data_dir, args.jobs_dir, format).await,
         }
@@ -200,15 +201,15 @@ async fn explore_here(
         last = show_progress(stream.map(|item| item.map_err(anyhow::Error::from))) => Some(last),
         _ = tokio::signal::ctrl_c() => None,
     };
-    let stopper = runner.clone();
-    tokio::task::spawn_blocking(move || stopper.shutdown()).await?;
-    match outcome {
-        Some(last) => finish(last?, format),
+    let finished = match outcome {
+        Some(last) => finish(last?, format, &mut Rows::Local(runner.clone())).await,
         None => {
             eprintln!("stopped; run the same command again to continue where it stopped");
             Ok(())
         }
-    }
+    };
+    tokio::task::spawn_blocking(move || runner.shutdown()).await?;
+    finished
 }
 
 /// Shows the progress of a stream of operations (a bar on a terminal, otherwise a line per
@@ -273,11 +274,36 @@ fn summary(progress: &proto::ExploreProgress) -> String {
     text
 }
 
-/// Prints the result of a finished operation, or fails with its error.
-fn finish(operation: Operation, format: Format) -> anyhow::Result<()> {
+/// Where the rows of a long table come from: a server's ListExploreRows, or this process's runner.
+enum Rows {
+    Server(proto::solver_client::SolverClient<tonic::transport::Channel>),
+    Local(Arc<Runner>),
+}
+
+impl Rows {
+    /// The page of operation `name`'s table at `page_token`.
+    async fn page(&mut self, name: &str, page_token: String) -> anyhow::Result<proto::ListExploreRowsResponse> {
+        let request = proto::ListExploreRowsRequest { name: name.to_string(), page_size: 0, page_token };
+        Ok(match self {
+            Rows::Server(client) => client.list_explore_rows(request).await?.into_inner(),
+            Rows::Local(runner) => nimber::jobs::operations::rows(runner, request).await?,
+        })
+    }
+}
+
+/// Prints the result of a finished operation (fetching the rest of a long table from `rows`), or
+/// fails with its error.
+async fn finish(operation: Operation, format: Format, rows: &mut Rows) -> anyhow::Result<()> {
     match &operation.result {
         Some(OperationResult::Response(any)) => {
-            print_result(&proto::ExploreResult::decode(any.value.as_slice())?, format);
+            let mut result = proto::ExploreResult::decode(any.value.as_slice())?;
+            let mut page_token = std::mem::take(&mut result.next_page_token);
+            while !page_token.is_empty() {
+                let page = rows.page(&operation.name, page_token).await?;
+                result.rows.extend(page.rows);
+                page_token = page.next_page_token;
+            }
+            print_result(&result, format);
             Ok(())
         }
         Some(OperationResult::Error(status)) => Err(anyhow::anyhow!(
@@ -378,6 +404,7 @@ pub fn jobs(args: JobsArgs) -> anyhow::Result<()> {
     runtime.block_on(async move {
         let channel = tonic::transport::Channel::from_shared(endpoint(&args.server))?.connect().await?;
         let mut operations = lro::operations_client::OperationsClient::new(channel.clone());
+        let mut rows = Rows::Server(proto::solver_client::SolverClient::new(channel.clone()));
         match args.command {
             JobsCommand::List { done } => {
                 let filter = done.map_or_else(String::new, |done| format!("done={done}"));
@@ -410,12 +437,13 @@ pub fn jobs(args: JobsArgs) -> anyhow::Result<()> {
             JobsCommand::Get { name } => {
                 let operation = operations.get_operation(lro::GetOperationRequest { name }).await?.into_inner();
                 eprintln!("{}: {}", operation.name, summary(&progress_of(&operation)));
-                finish(operation, args.format)
+                finish(operation, args.format, &mut rows).await
             }
             JobsCommand::Watch { name } => {
                 let mut client = proto::solver_client::SolverClient::new(channel);
                 let stream = client.watch_explore(proto::WatchExploreRequest { name }).await?.into_inner();
-                finish(show_progress(stream.map(|item| item.map_err(anyhow::Error::from))).await?, args.format)
+                let last = show_progress(stream.map(|item| item.map_err(anyhow::Error::from))).await?;
+                finish(last, args.format, &mut rows).await
             }
             JobsCommand::Cancel { name } => {
                 operations.cancel_operation(lro::CancelOperationRequest { name: name.clone() }).await?;

@@ -75,6 +75,7 @@ response!(proto::SolveResponse, "nimber.v1.SolveResponse");
 response!(proto::BestMoveResponse, "nimber.v1.BestMoveResponse");
 response!(proto::AnalyzeResponse, "nimber.v1.AnalyzeResponse");
 response!(crate::google::longrunning::Operation, "google.longrunning.Operation");
+response!(proto::ListExploreRowsResponse, "nimber.v1.ListExploreRowsResponse");
 
 /// An Explore request: the position of a `solve` or `best_move` job has the limits of a Solve or
 /// BestMove request; a family's few numbers and one board are checked by its constructor.
@@ -97,6 +98,12 @@ impl Checked for proto::ExploreRequest {
 /// A WatchExplore request holds an operation's name only.
 impl Checked for proto::WatchExploreRequest {
     const NAME: &'static str = "nimber.v1.WatchExploreRequest";
+    const UNDECODABLE: Code = Code::InvalidArgument;
+}
+
+/// A ListExploreRows request holds an operation's name and a page's size and token.
+impl Checked for proto::ListExploreRowsRequest {
+    const NAME: &'static str = "nimber.v1.ListExploreRowsRequest";
     const UNDECODABLE: Code = Code::InvalidArgument;
 }
 

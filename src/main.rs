@@ -116,6 +116,9 @@ struct ServeArgs {
     /// How many Explore jobs run at once (on their own threads, at a lower CPU priority).
     #[arg(long, env = "NIMBER_MAX_JOBS", default_value_t = 1)]
     max_jobs: usize,
+    /// The most Explore jobs waiting to run; Explore beyond it is RESOURCE_EXHAUSTED.
+    #[arg(long, env = "NIMBER_MAX_QUEUED_JOBS", default_value_t = 1000)]
+    max_queued_jobs: usize,
     /// How long a finished operation is kept unless deleted (e.g. 7d, 12h, 30m).
     #[arg(long, env = "NIMBER_JOB_RETENTION", default_value = "7d", value_parser = humantime::parse_duration)]
     job_retention: Duration,
@@ -202,6 +205,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             max_jobs: args.max_jobs.max(1),
             retention: args.job_retention,
             table_limit: budget.table_entries,
+            max_queued: args.max_queued_jobs,
         },
         max_store_bytes: args.max_store_bytes,
         on_corrupt_store: args.on_corrupt_store,

@@ -21,6 +21,7 @@ use tokio::net::TcpListener;
 
 use crate::cache::Store;
 use crate::games::Stats;
+use crate::jobs::runner::Runner;
 use crate::tls::{Protocol, ServerTls};
 use crate::transport::{self, AcceptConfig};
 
@@ -89,6 +90,7 @@ pub struct Metrics {
     cache_hits: Counter,
     cache_misses: Counter,
     solves_waiting: Gauge,
+    solves_running: Gauge,
     connections_open: Family<ListenerLabel, Gauge>,
     connections_timed_out: Family<ReasonLabel, Counter>,
     accept_errors: Counter,
@@ -97,15 +99,15 @@ pub struct Metrics {
 }
 
 impl Default for Metrics {
-    /// Metrics without store gauges.
+    /// Metrics without store or job gauges.
     fn default() -> Self {
-        Self::new(None)
+        Self::new(None, None)
     }
 }
 
 impl Metrics {
-    /// The metrics, with the store's gauges when a store is given.
-    pub fn new(store: Option<Arc<Store>>) -> Self {
+    /// The metrics, with the store's gauges when a store is given and the jobs' when a runner is.
+    pub fn new(store: Option<Arc<Store>>, jobs: Option<Arc<Runner>>) -> Self {
         let mut metrics = Self {
             registry: Registry::default(),
             requests: Family::default(),
@@ -116,6 +118,7 @@ impl Metrics {
             cache_hits: Counter::default(),
             cache_misses: Counter::default(),
             solves_waiting: Gauge::default(),
+            solves_running: Gauge::default(),
             connections_open: Family::default(),
             connections_timed_out: Family::default(),
             accept_errors: Counter::default(),
@@ -164,6 +167,11 @@ impl Metrics {
             metrics.solves_waiting.clone(),
         );
         registry.register(
+            "nimber_expensive_solves_running",
+            "Expensive solves running (each holds a slot until its search has stopped)",
+            metrics.solves_running.clone(),
+        );
+        registry.register(
             "nimber_connections_open",
             "Connections open, by listener (grpc or metrics)",
             metrics.connections_open.clone(),
@@ -190,6 +198,9 @@ impl Metrics {
         );
         if let Some(store) = store {
             registry.register_collector(Box::new(StoreCollector(store)));
+        }
+        if let Some(jobs) = jobs {
+            registry.register_collector(Box::new(JobsCollector(jobs)));
         }
         metrics
     }
@@ -218,9 +229,14 @@ impl Metrics {
         self.cache_hits.inc_by(stats.cache_hits);
     }
 
-    /// Counts an expensive solve waiting for a slot (`+1`) or no longer waiting (`-1`).
-    pub fn waiting(&self, delta: i64) {
-        self.solves_waiting.inc_by(delta);
+    /// The gauge of expensive solves waiting for a slot.
+    pub fn solves_waiting(&self) -> Gauge {
+        self.solves_waiting.clone()
+    }
+
+    /// The gauge of expensive solves running.
+    pub fn solves_running(&self) -> Gauge {
+        self.solves_running.clone()
     }
 
     /// Counts a connection accepted on `listener` (`grpc` or `metrics`).
@@ -262,6 +278,18 @@ impl Metrics {
     }
 }
 
+/// Encodes constant gauges, each `(name, help, value)`.
+fn encode_gauges<const N: usize>(
+    encoder: &mut DescriptorEncoder,
+    gauges: [(&str, &str, u64); N],
+) -> Result<(), std::fmt::Error> {
+    for (name, help, value) in gauges {
+        let gauge = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
+        gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
+    }
+    Ok(())
+}
+
 /// The store's counts, read at each scrape from its accessors (atomics: no store I/O).
 struct StoreCollector(Arc<Store>);
 
@@ -283,10 +311,7 @@ impl Collector for StoreCollector {
                 store.writable() as u64,
             ),
         ];
-        for (name, help, value) in gauges {
-            let gauge = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
-            gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
-        }
+        encode_gauges(&mut encoder, gauges)?;
         let evictions = ConstCounter::new(store.evictions());
         evictions.encode(encoder.encode_descriptor(
             "nimber_store_evictions",
@@ -294,6 +319,44 @@ impl Collector for StoreCollector {
             None,
             evictions.metric_type(),
         )?)?;
+        Ok(())
+    }
+}
+
+/// The label of a job's final state.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabel {
+    state: &'static str,
+}
+
+/// The jobs' counts, read at each scrape from the runner (two locks, no I/O).
+struct JobsCollector(Arc<Runner>);
+
+impl std::fmt::Debug for JobsCollector {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("JobsCollector")
+    }
+}
+
+impl Collector for JobsCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let counts = self.0.counts();
+        let gauges = [
+            ("nimber_jobs_queued", "Explore jobs waiting for a worker (at most --max-queued-jobs)", counts.queued),
+            ("nimber_jobs_running", "Explore jobs running (at most --max-jobs)", counts.running),
+        ];
+        encode_gauges(&mut encoder, gauges)?;
+        let mut ended = encoder.encode_descriptor(
+            "nimber_jobs_ended",
+            "Explore job runs that ended since the start, by final state",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        for (state, count) in
+            [("succeeded", counts.succeeded), ("failed", counts.failed), ("cancelled", counts.cancelled)]
+        {
+            ConstCounter::new(count).encode(ended.encode_family(&StateLabel { state })?)?;
+        }
         Ok(())
     }
 }

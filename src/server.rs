@@ -169,7 +169,7 @@ impl Server {
 
     /// Serves until `shutdown` completes, then finishes in-flight calls and flushes the store.
     pub async fn run(mut self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
-        let metrics = Arc::new(Metrics::new(Some(self.store.clone())));
+        let metrics = Arc::new(Metrics::new(Some(self.store.clone()), Some(self.jobs.clone())));
         let engine = EngineConfig {
             store: self.store.clone(),
             max_solve_time: self.config.max_solve_time,

@@ -119,19 +119,19 @@ fn interruption_error(position: &Position) -> impl Fn(Interrupted) -> ServiceErr
     }
 }
 
-/// Counts a call as waiting for an expensive-solve slot while it lives.
-struct Waiting<'a>(&'a Metrics);
+/// Adds one to a gauge while it lives (a call waiting for a slot, a solve running).
+struct Counted(prometheus_client::metrics::gauge::Gauge);
 
-impl<'a> Waiting<'a> {
-    fn new(metrics: &'a Metrics) -> Self {
-        metrics.waiting(1);
-        Self(metrics)
+impl Counted {
+    fn new(gauge: prometheus_client::metrics::gauge::Gauge) -> Self {
+        gauge.inc();
+        Self(gauge)
     }
 }
 
-impl Drop for Waiting<'_> {
+impl Drop for Counted {
     fn drop(&mut self) {
-        self.0.waiting(-1);
+        self.0.dec();
     }
 }
 
@@ -186,8 +186,9 @@ impl SolverService {
             return job(false).map_err(interrupted);
         }
         let permit = self.expensive_slot(deadline).await?;
+        let running = Counted::new(self.engine.metrics.solves_running());
         let joined = tokio::task::spawn_blocking(move || {
-            let _slot = permit;
+            let _slot = (permit, running);
             job(true)
         })
         .await;
@@ -200,7 +201,7 @@ impl SolverService {
     /// A slot for an expensive solve, waiting for one until `deadline`; counted as waiting meanwhile,
     /// also when the call is dropped while it waits.
     async fn expensive_slot(&self, deadline: Instant) -> Result<tokio::sync::OwnedSemaphorePermit, ServiceError> {
-        let _waiting = Waiting::new(&self.engine.metrics);
+        let _waiting = Counted::new(self.engine.metrics.solves_waiting());
         let acquired =
             tokio::time::timeout_at(deadline.into(), self.engine.expensive_slots.clone().acquire_owned()).await;
         match acquired {
@@ -412,6 +413,13 @@ impl proto::solver_server::Solver for SolverService {
         request: Request<proto::WatchExploreRequest>,
     ) -> Result<Response<Self::WatchExploreStream>, Status> {
         crate::jobs::operations::watch(&self.engine.jobs, request.into_inner().name).await.map(Response::new)
+    }
+
+    async fn list_explore_rows(
+        &self,
+        request: Request<proto::ListExploreRowsRequest>,
+    ) -> Result<Response<proto::ListExploreRowsResponse>, Status> {
+        crate::jobs::operations::rows(&self.engine.jobs, request.into_inner()).await.map(Response::new)
     }
 }
 

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{cpu_ticks, engine_value, TestServer};
+use common::{assert_idle, cpu_ticks, engine_value, sample, scrape, solve_request, TestServer};
 use nimber::google::longrunning::{self as lro, operation::Result as OperationResult, Operation};
 use nimber::proto::{self, explore_request::Job, ExploreState};
 use prost::Message;
@@ -58,6 +58,12 @@ async fn get(client: &mut Operations, name: &str) -> Operation {
         .await
         .expect("the operation exists")
         .into_inner()
+}
+
+/// Waits (at most 30 s) until job `name` runs; returns its operation then.
+async fn wait_running(client: &mut Operations, name: &str) -> Operation {
+    wait_for(client, name, Duration::from_secs(30), |operation| progress(operation).state() == ExploreState::Running)
+        .await
 }
 
 /// Polls GetOperation (every 50 ms, at most `timeout`) until `condition` holds; returns that state.
@@ -170,10 +176,7 @@ async fn cancel_ends_the_operation_with_cancelled_and_frees_the_cpu() {
     let mut solver = server.client().await;
     let name = solver.explore(ten_by_ten_solve()).await.unwrap().into_inner().name;
     let mut client = operations(&server).await;
-    wait_for(&mut client, &name, Duration::from_secs(20), |operation| {
-        progress(operation).state() == ExploreState::Running
-    })
-    .await;
+    wait_running(&mut client, &name).await;
     client.cancel_operation(lro::CancelOperationRequest { name: name.clone() }).await.unwrap();
     let cancelled = Instant::now();
     let done = client
@@ -189,11 +192,7 @@ async fn cancel_ends_the_operation_with_cancelled_and_frees_the_cpu() {
         Some(OperationResult::Error(status)) => assert_eq!(status.code, Code::Cancelled as i32),
         other => panic!("expected a CANCELLED error, got {other:?}"),
     }
-    // Idle: over 400 ms the server uses (almost) no CPU.
-    let before = cpu_ticks(server.pid());
-    std::thread::sleep(Duration::from_millis(400));
-    let used = cpu_ticks(server.pid()) - before;
-    assert!(used <= 5, "the server used {used} ticks of CPU in 400 ms after the cancel");
+    assert_idle(server.pid());
     // A finished operation can be deleted; then it is gone.
     client.delete_operation(lro::DeleteOperationRequest { name: name.clone() }).await.unwrap();
     let status = client.get_operation(lro::GetOperationRequest { name }).await.unwrap_err();
@@ -272,10 +271,7 @@ async fn a_job_killed_mid_way_finishes_with_the_same_result_and_little_extra_cpu
 
     let server = TestServer::start_in(&memo, &flags);
     let mut client = operations(&server).await;
-    let resumed = wait_for(&mut client, &name, Duration::from_secs(30), |operation| {
-        progress(operation).state() == ExploreState::Running
-    })
-    .await;
+    let resumed = wait_running(&mut client, &name).await;
     assert_eq!(progress(&resumed).times_resumed, 1);
     let done = client.wait_operation(lro::WaitOperationRequest { name, timeout: None }).await.unwrap().into_inner();
     let total_cpu = first_run_cpu + cpu_ticks(server.pid());
@@ -343,4 +339,290 @@ async fn bad_input_is_rejected_naming_the_field_and_unknown_names_are_not_found(
         .unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(status.message().contains("filter"), "{}", status.message());
+}
+
+fn sub_boards(board: &[&str], max_blocked: u32) -> proto::ExploreRequest {
+    proto::ExploreRequest {
+        job: Some(Job::SubBoards(proto::SubBoards {
+            board: Some(proto::Tetris { rows: board.iter().map(|row| row.to_string()).collect() }),
+            max_blocked,
+        })),
+        ..Default::default()
+    }
+}
+
+async fn wait_done(client: &mut Operations, name: &str) -> Operation {
+    let request = lro::WaitOperationRequest { name: name.into(), timeout: None };
+    client.wait_operation(request).await.expect("the operation exists").into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_table_is_paged_through_list_explore_rows() {
+    let server = TestServer::start();
+    let mut solver = server.client().await;
+    // Every 7×7 board with up to 3 cells blocked: 2579 classes under symmetry, 19 650 boards.
+    let name = solver.explore(sub_boards(&["0000000"; 7], 3)).await.unwrap().into_inner().name;
+    let mut client = operations(&server).await;
+    let done = wait_done(&mut client, &name).await;
+    let inline = result(&done);
+    assert_eq!(inline.total_rows, 2579);
+    assert_eq!(inline.rows.len(), 1000, "the operation holds the first 1000 rows");
+    assert_eq!(inline.next_page_token, "1000");
+
+    let mut rows = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let request = proto::ListExploreRowsRequest { name: name.clone(), page_size: 700, page_token };
+        let page = solver.list_explore_rows(request).await.unwrap().into_inner();
+        assert_eq!(page.total_size, 2579);
+        assert!(page.rows.len() <= 700);
+        rows.extend(page.rows);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    assert_eq!(rows.len(), 2579);
+    assert_eq!(rows[..1000], inline.rows[..], "the pages start with the operation's rows");
+    let boards: u64 = rows.iter().map(|row| row.count).sum();
+    assert_eq!(boards, 1 + 49 + 1176 + 18424, "the classes stand for every choice of up to 3 of 49 cells");
+    for row in rows.iter().step_by(97) {
+        let position =
+            proto::Position { game: Some(proto::position::Game::Tetris(proto::Tetris { rows: row.board.clone() })) };
+        assert_eq!(row.grundy, engine_value(&position).nimber(), "{:?}", row.board);
+    }
+
+    let bad_token = proto::ListExploreRowsRequest { name: name.clone(), page_size: 0, page_token: "x".into() };
+    let status = solver.list_explore_rows(bad_token).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("page_token"), "{}", status.message());
+    let unknown = proto::ListExploreRowsRequest { name: "operations/00000000000000ab".into(), ..Default::default() };
+    assert_eq!(solver.list_explore_rows(unknown).await.unwrap_err().code(), Code::NotFound);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_past_the_queue_limit_are_refused_and_the_metrics_count_them() {
+    let server = TestServer::start_with(&["--max-queued-jobs", "1", "--metrics-listen", "127.0.0.1:0"]);
+    let url = server.metrics_url.clone().unwrap();
+    let mut solver = server.client().await;
+    let mut client = operations(&server).await;
+    let running = solver.explore(ten_by_ten_solve()).await.unwrap().into_inner().name;
+    wait_running(&mut client, &running).await;
+    let queued = solver.explore(ten_by_ten_solve()).await.unwrap().into_inner().name;
+    let status = solver.explore(ten_by_ten_solve()).await.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    assert!(status.message().contains("--max-queued-jobs"), "{}", status.message());
+    let scraped = scrape(&url);
+    assert_eq!(sample(&scraped, "nimber_jobs_running"), 1.0);
+    assert_eq!(sample(&scraped, "nimber_jobs_queued"), 1.0);
+
+    for name in [&queued, &running] {
+        client.cancel_operation(lro::CancelOperationRequest { name: name.clone() }).await.unwrap();
+        assert_eq!(progress(&wait_done(&mut client, name).await).state(), ExploreState::Cancelled);
+    }
+    let scraped = scrape(&url);
+    assert_eq!(sample(&scraped, "nimber_jobs_running"), 0.0);
+    assert_eq!(sample(&scraped, "nimber_jobs_queued"), 0.0);
+    // The queued job was cancelled before it ran: only the running one ended a run.
+    assert_eq!(sample(&scraped, "nimber_jobs_ended_total{state=\"cancelled\"}"), 1.0);
+    assert_eq!(sample(&scraped, "nimber_jobs_ended_total{state=\"succeeded\"}"), 0.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_past_its_max_duration_fails_with_deadline_exceeded() {
+    let server = TestServer::start();
+    let mut solver = server.client().await;
+    let request = proto::ExploreRequest {
+        max_duration: Some(prost_types::Duration { seconds: 1, nanos: 0 }),
+        ..ten_by_ten_solve()
+    };
+    let name = solver.explore(request).await.unwrap().into_inner().name;
+    let mut client = operations(&server).await;
+    let done = wait_done(&mut client, &name).await;
+    assert_eq!(progress(&done).state(), ExploreState::Failed);
+    match &done.result {
+        Some(OperationResult::Error(status)) => {
+            assert_eq!(status.code, Code::DeadlineExceeded as i32);
+            assert!(status.message.contains("max_duration"), "{}", status.message);
+        }
+        other => panic!("expected a DEADLINE_EXCEEDED error, got {other:?}"),
+    }
+    let elapsed = Duration::try_from(progress(&done).elapsed.unwrap()).unwrap();
+    assert!(elapsed >= Duration::from_secs(1), "ran {elapsed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_operation_is_deleted_after_its_retention() {
+    let server = TestServer::start_with(&["--job-retention", "1s"]);
+    let mut solver = server.client().await;
+    let name = solver.explore(full_boards((1, 2), (1, 2))).await.unwrap().into_inner().name;
+    let mut client = operations(&server).await;
+    assert!(wait_done(&mut client, &name).await.done);
+    let started = Instant::now();
+    loop {
+        match client.get_operation(lro::GetOperationRequest { name: name.clone() }).await {
+            Err(status) if status.code() == Code::NotFound => break,
+            Err(status) => panic!("{status:?}"),
+            Ok(_) => assert!(started.elapsed() < Duration::from_secs(30), "still there 30 s after a 1 s retention"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_explore_pushes_at_least_once_a_second_while_the_job_runs() {
+    let server = TestServer::start();
+    let mut solver = server.client().await;
+    let name = solver.explore(ten_by_ten_solve()).await.unwrap().into_inner().name;
+    let mut stream =
+        solver.watch_explore(proto::WatchExploreRequest { name: name.clone() }).await.unwrap().into_inner();
+    // The server stamps each push with the job's elapsed time: once running, consecutive pushes
+    // are at most a second apart (with slack for a loaded machine).
+    let mut running_elapsed = Vec::new();
+    while running_elapsed.len() < 4 {
+        let operation = stream.message().await.unwrap().expect("the stream goes on while the job runs");
+        assert!(!operation.done);
+        let progress = progress(&operation);
+        if progress.state() == ExploreState::Running {
+            running_elapsed.push(Duration::try_from(progress.elapsed.unwrap()).unwrap());
+        }
+    }
+    for pair in running_elapsed.windows(2) {
+        assert!(pair[1] >= pair[0]);
+        assert!(pair[1] - pair[0] <= Duration::from_millis(1500), "pushes {:?} apart", pair[1] - pair[0]);
+    }
+    let mut client = operations(&server).await;
+    client.cancel_operation(lro::CancelOperationRequest { name }).await.unwrap();
+    let mut last = None;
+    while let Some(operation) = stream.message().await.unwrap() {
+        last = Some(operation);
+    }
+    let last = last.expect("a last push when the job ends");
+    assert!(last.done);
+    assert_eq!(progress(&last).state(), ExploreState::Cancelled);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interactive_solves_are_served_while_a_job_runs() {
+    // One expensive-solve slot, one job worker: the job must not take the interactive slot.
+    let server = TestServer::start_with(&["--max-expensive-solves", "1"]);
+    let mut solver = server.client().await;
+    let name = solver.explore(ten_by_ten_solve()).await.unwrap().into_inner().name;
+    let mut client = operations(&server).await;
+    wait_running(&mut client, &name).await;
+    let cheap = proto::Position {
+        game: Some(proto::position::Game::StoneBoxes(proto::StoneBoxes {
+            boxes: vec![proto::StoneBox { capacity: 1 << 50, stones: 12345 }],
+        })),
+    };
+    let answer = solver.solve(solve_request(cheap.clone())).await.unwrap().into_inner();
+    assert_eq!(answer.grundy, engine_value(&cheap).nimber());
+    let expensive = board(7, 8);
+    let answer = solver.solve(solve_request(expensive.clone())).await.unwrap().into_inner();
+    assert_eq!(answer.grundy, engine_value(&expensive).nimber());
+    assert!(answer.stats.unwrap().positions_computed > 0, "the board was searched, in the interactive slot");
+    assert_eq!(progress(&get(&mut client, &name).await).state(), ExploreState::Running, "the job went on");
+    client.cancel_operation(lro::CancelOperationRequest { name: name.clone() }).await.unwrap();
+    assert!(wait_done(&mut client, &name).await.done);
+}
+
+/// Runs `nimber ARGS` to its end; returns (stdout, stderr), asserting it succeeded.
+fn nimber(args: &[&str]) -> (String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_nimber")).args(args).output().unwrap();
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned());
+    assert!(output.status.success(), "nimber {args:?} failed:\n{stderr}");
+    (stdout, stderr)
+}
+
+/// The Grundy values of a `--format csv` table of full boards, by (rows, columns).
+fn csv_values(table: &str) -> Vec<((usize, usize), Option<u64>)> {
+    let mut lines = table.lines();
+    assert_eq!(lines.next(), Some("rows,columns,board,blocked,count,grundy,winner,cached"));
+    lines
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            ((fields[0].parse().unwrap(), fields[1].parse().unwrap()), fields[5].parse().ok())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_line_runs_a_job_on_a_server_and_in_process() {
+    let server = TestServer::start();
+    let family = ["--max-rows", "3", "--max-columns", "4", "--format", "csv"];
+    let on_server = nimber(&[&["explore", "full-boards", "--server", &server.url], &family[..]].concat()).0;
+    let jobs = tempfile::tempdir().unwrap();
+    let jobs_dir = jobs.path().to_str().unwrap();
+    let in_process = nimber(&[&["explore", "full-boards", "--jobs-dir", jobs_dir], &family[..]].concat()).0;
+    let values = csv_values(&on_server);
+    assert_eq!(values.len(), 12);
+    for ((rows, columns), grundy) in &values {
+        assert_eq!(*grundy, engine_value(&board(*rows, *columns)).nimber(), "{rows}×{columns}");
+    }
+    assert_eq!(csv_values(&in_process), values);
+
+    let (listed, _) = nimber(&["jobs", "list", "--server", &server.url]);
+    let name = listed.split_whitespace().next().expect("the job is listed").to_string();
+    assert!(name.starts_with("operations/"), "{listed}");
+    let (got, _) = nimber(&["jobs", "get", &name, "--server", &server.url, "--format", "csv"]);
+    assert_eq!(csv_values(&got), values);
+    nimber(&["jobs", "delete", &name, "--server", &server.url]);
+    assert!(nimber(&["jobs", "list", "--server", &server.url]).0.is_empty());
+}
+
+/// Runs `nimber explore` in process until its progress shows `until`, then stops it with Ctrl-C
+/// (SIGINT); returns its progress lines.
+fn explore_until_interrupted(args: &[&str], until: &str) -> Vec<String> {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nimber"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let reached = line.contains(until);
+        seen.push(line);
+        if reached {
+            break;
+        }
+    }
+    assert!(seen.last().is_some_and(|line| line.contains(until)), "never reached {until:?}: {seen:#?}");
+    std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    seen.extend(lines.map_while(Result::ok));
+    assert!(child.wait().unwrap().success(), "Ctrl-C ends the run cleanly: {seen:#?}");
+    seen
+}
+
+#[test]
+fn ctrl_c_stops_a_local_run_and_rerunning_continues_where_it_stopped() {
+    let data = tempfile::tempdir().unwrap();
+    let jobs = data.path().join("jobs");
+    let memo = data.path().join("memo");
+    // Nine quick boards (10×1 … 10×9), then the 10×10 that takes minutes.
+    let args = [
+        "explore",
+        "full-boards",
+        "--min-rows",
+        "10",
+        "--max-rows",
+        "10",
+        "--max-columns",
+        "10",
+        "--jobs-dir",
+        jobs.to_str().unwrap(),
+        "--data-dir",
+        memo.to_str().unwrap(),
+    ];
+    let first = explore_until_interrupted(&args, "9/10 items");
+    assert!(first.iter().any(|line| line.contains("run the same command again")), "{first:#?}");
+    // The rerun is the same job: its first progress line already has the nine boards, and says
+    // it was resumed.
+    let second = explore_until_interrupted(&args, "items");
+    let progress = second.iter().find(|line| line.contains("items")).unwrap();
+    assert!(progress.contains("9/10 items") && progress.contains("resumed 1 times"), "{second:#?}");
 }

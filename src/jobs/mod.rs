@@ -205,9 +205,16 @@ impl JobStore {
         Ok(())
     }
 
-    /// Drops the items of job `name` (once its result holds them).
-    pub fn drop_items(&self, name: &str) -> StoreResult<()> {
-        self.db.drop_tree(items_tree_name(name)).map(|_| ())
+    /// At most `limit` recorded rows of job `name`, from row `start` on, in order. A row that does
+    /// not decode is skipped (and logged).
+    pub fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>> {
+        let items = self.items(name)?;
+        let mut rows = Vec::new();
+        for entry in items.range(start.to_be_bytes()..).take(limit) {
+            let (_, bytes) = entry?;
+            rows.extend(decode_row(name, &bytes));
+        }
+        Ok(rows)
     }
 
     /// Writes everything to disk.
@@ -216,9 +223,14 @@ impl JobStore {
     }
 }
 
-/// Decodes a stored item row.
-pub fn decode_row(bytes: &[u8]) -> Option<proto::ExploreRow> {
-    proto::ExploreRow::decode(bytes).ok()
+fn decode_row(name: &str, bytes: &[u8]) -> Option<proto::ExploreRow> {
+    match proto::ExploreRow::decode(bytes) {
+        Ok(row) => Some(row),
+        Err(error) => {
+            tracing::warn!(name, %error, "a job's table row does not decode; skipping it");
+            None
+        }
+    }
 }
 
 fn items_tree_name(name: &str) -> String {

@@ -19,6 +19,7 @@ fn to_status(error: JobsError) -> Status {
         JobsError::InvalidArgument(message) => Status::invalid_argument(message),
         JobsError::NotFound(message) => Status::not_found(message),
         JobsError::FailedPrecondition(message) => Status::failed_precondition(message),
+        JobsError::ResourceExhausted(message) => Status::resource_exhausted(message),
         JobsError::Store(error) => Status::unavailable(format!("the job store failed: {error}")),
     }
 }
@@ -39,6 +40,18 @@ async fn blocking<T: Send + 'static>(
 /// returns its operation at once.
 pub async fn explore(runner: &Arc<Runner>, request: proto::ExploreRequest) -> Result<Operation, Status> {
     blocking(runner, move |runner| runner.submit(request)).await
+}
+
+/// ListExploreRows: a page of a succeeded family job's table.
+pub async fn rows(
+    runner: &Arc<Runner>,
+    request: proto::ListExploreRowsRequest,
+) -> Result<proto::ListExploreRowsResponse, Status> {
+    let page_size = usize::try_from(request.page_size)
+        .map_err(|_| Status::invalid_argument(format!("page_size ({}) must not be negative", request.page_size)))?;
+    let (rows, next_page_token, total_size) =
+        blocking(runner, move |runner| runner.rows(&request.name, page_size, &request.page_token)).await?;
+    Ok(proto::ListExploreRowsResponse { rows, next_page_token, total_size })
 }
 
 /// The stream of WatchExplore.

@@ -33,9 +33,12 @@ pub struct JobsConfig {
     pub retention: Duration,
     /// The most entries a game's in-memory table may hold during one solve.
     pub table_limit: usize,
+    /// The most jobs waiting to run; Explore beyond it is RESOURCE_EXHAUSTED.
+    pub max_queued: usize,
 }
 
-/// The defaults documented in the README: `./nimber-jobs`, one job at a time, kept 7 days.
+/// The defaults documented in the README: `./nimber-jobs`, one job at a time, at most 1000
+/// waiting, kept 7 days.
 impl Default for JobsConfig {
     fn default() -> Self {
         Self {
@@ -43,6 +46,7 @@ impl Default for JobsConfig {
             max_jobs: 1,
             retention: Duration::from_secs(7 * 24 * 3600),
             table_limit: crate::games::DEFAULT_TABLE_LIMIT,
+            max_queued: 1000,
         }
     }
 }
@@ -56,6 +60,8 @@ pub enum JobsError {
     NotFound(String),
     /// The operation is not in a state that allows the call.
     FailedPrecondition(String),
+    /// Too many jobs are waiting to run (`--max-queued-jobs`).
+    ResourceExhausted(String),
     /// The job store failed.
     Store(sled::Error),
 }
@@ -83,6 +89,23 @@ struct Shared {
     transitions: Mutex<()>,
     stopping: AtomicBool,
     changes: tokio::sync::watch::Sender<u64>,
+    /// How many runs ended, by final state: succeeded, failed, cancelled.
+    ended: [AtomicU64; 3],
+}
+
+/// What the runner is doing, for the metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobCounts {
+    /// Jobs waiting for a worker.
+    pub queued: u64,
+    /// Jobs running now.
+    pub running: u64,
+    /// Jobs that succeeded since the start.
+    pub succeeded: u64,
+    /// Jobs that failed since the start.
+    pub failed: u64,
+    /// Jobs cancelled since the start.
+    pub cancelled: u64,
 }
 
 /// The live counters of a running job.
@@ -207,11 +230,18 @@ impl From<sled::Error> for Stopped {
 
 /// How often running jobs are checkpointed (progress saved, memo flushed).
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
-/// How often finished operations past their retention are deleted.
+/// How often finished operations past their retention are deleted (more often when the retention
+/// itself is shorter).
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// The default and the largest page of ListOperations.
 const DEFAULT_PAGE: usize = 50;
 const MAX_PAGE: usize = 1000;
+/// How many rows of a family's table the operation's result holds; ListExploreRows serves the rest.
+pub const INLINE_ROWS: usize = 1000;
+/// The default and the largest page of ListExploreRows (10 000 rows of 16×16 boards fit well in
+/// the 4 MiB a gRPC client accepts by default).
+const DEFAULT_ROWS_PAGE: usize = 1000;
+const MAX_ROWS_PAGE: usize = 10_000;
 
 impl Runner {
     /// Opens the job store in `config.dir`, queues every unfinished job (counting a resume for
@@ -242,6 +272,7 @@ impl Runner {
             transitions: Mutex::new(()),
             stopping: AtomicBool::new(false),
             changes: tokio::sync::watch::Sender::new(0),
+            ended: Default::default(),
         });
         let mut threads = Vec::new();
         for index in 0..config.max_jobs.max(1) {
@@ -269,6 +300,13 @@ impl Runner {
                     return Ok(shared.overlay(record).operation());
                 }
             }
+        }
+        let queued = lock(&shared.queue).len();
+        if queued >= shared.config.max_queued {
+            return Err(JobsError::ResourceExhausted(format!(
+                "{queued} jobs are waiting to run, the limit (--max-queued-jobs) is {}; retry when some have started",
+                shared.config.max_queued
+            )));
         }
         let mut record = JobRecord { name: shared.store.new_name()?, request: Some(request), ..Default::default() };
         let progress = record.progress_mut();
@@ -323,6 +361,48 @@ impl Runner {
         shared.store.flush()?;
         shared.changed();
         Ok(())
+    }
+
+    /// A page of the table of family job `name`, which must have succeeded: at most `page_size`
+    /// rows (0: the default of 1000; at most 10 000) from `page_token` (empty: the first row).
+    /// Also the token of the next page (empty on the last) and the table's length. Blocking.
+    pub fn rows(
+        &self,
+        name: &str,
+        page_size: usize,
+        page_token: &str,
+    ) -> Result<(Vec<proto::ExploreRow>, String, u64), JobsError> {
+        let record = self.shared.store.get(name)?.ok_or_else(|| not_found(name))?;
+        if record.state() != ExploreState::Succeeded {
+            return Err(JobsError::FailedPrecondition(format!(
+                "operation {name} has not succeeded; its table is ready once it has"
+            )));
+        }
+        let total = record.result.as_ref().map_or(0, |result| result.total_rows);
+        let start = match page_token {
+            "" => 0,
+            token => token.parse::<u64>().ok().filter(|&start| start <= total).ok_or_else(|| {
+                JobsError::InvalidArgument(format!("page_token {token:?} is not a next_page_token this server gave"))
+            })?,
+        };
+        let page_size = if page_size == 0 { DEFAULT_ROWS_PAGE } else { page_size.min(MAX_ROWS_PAGE) };
+        let rows = self.shared.store.rows(name, start, page_size)?;
+        let end = start + rows.len() as u64;
+        let next = if end < total { end.to_string() } else { String::new() };
+        Ok((rows, next, total))
+    }
+
+    /// How many jobs wait, run and have ended, for the metrics. Cheap: two locks, no I/O.
+    pub fn counts(&self) -> JobCounts {
+        let shared = &self.shared;
+        let [succeeded, failed, cancelled] = shared.ended.each_ref().map(|count| count.load(Ordering::Relaxed));
+        JobCounts {
+            queued: lock(&shared.queue).len() as u64,
+            running: lock(&shared.live).len() as u64,
+            succeeded,
+            failed,
+            cancelled,
+        }
     }
 
     /// A page of operations in creation order: those after `page_token`, done or not as `done`
@@ -451,12 +531,10 @@ impl Shared {
         lock(&self.live).remove(name);
         let Some(mut record) = self.store.get(name)? else { return Ok(()) };
         record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
-        let mut finished_items = false;
         match outcome {
             Ok(Ok(result)) => {
                 record.result = Some(result);
                 record.finish(ExploreState::Succeeded, None);
-                finished_items = true;
             }
             Ok(Err(Stopped::Interrupted(Interrupted::Cancelled)))
                 if !live.cancelled_by_user.load(Ordering::Relaxed) =>
@@ -483,10 +561,16 @@ impl Shared {
             ),
         }
         self.store.put(&record)?;
-        if finished_items {
-            self.store.drop_items(name)?;
-        }
         self.store.flush()?;
+        let ended = match record.state() {
+            ExploreState::Succeeded => Some(0),
+            ExploreState::Failed => Some(1),
+            ExploreState::Cancelled => Some(2),
+            _ => None,
+        };
+        if let Some(index) = ended {
+            self.ended[index].fetch_add(1, Ordering::Relaxed);
+        }
         self.changed();
         tracing::info!(name, state = ?record.state(), "job run ended");
         Ok(())
@@ -535,16 +619,20 @@ impl Shared {
                 })
             }
             Job::Family(family) => {
-                let rows = self.run_family(name, &family, &mut solver, live, &add_stats)?;
-                return Ok(proto::ExploreResult { answer: None, rows });
+                let (rows, total_rows) = self.run_family(name, &family, &mut solver, live, &add_stats)?;
+                let next_page_token =
+                    if total_rows > rows.len() as u64 { rows.len().to_string() } else { String::new() };
+                return Ok(proto::ExploreResult { answer: None, rows, total_rows, next_page_token });
             }
         };
         add_stats(solver.stats);
         live.items_done.store(1, Ordering::Relaxed);
-        Ok(proto::ExploreResult { answer: Some(answer), rows: Vec::new() })
+        Ok(proto::ExploreResult { answer: Some(answer), ..Default::default() })
     }
 
-    /// Computes every item of a family not yet recorded, recording each; returns the table.
+    /// Computes every item of a family not yet recorded, recording each (the records stay: they are
+    /// the table ListExploreRows pages through); returns the first [`INLINE_ROWS`] rows and the
+    /// table's length.
     fn run_family(
         &self,
         name: &str,
@@ -552,7 +640,7 @@ impl Shared {
         solver: &mut Solver,
         live: &Live,
         add_stats: &dyn Fn(Stats),
-    ) -> Result<Vec<proto::ExploreRow>, Stopped> {
+    ) -> Result<(Vec<proto::ExploreRow>, u64), Stopped> {
         let items = family.items();
         let recorded = self.store.items(name)?;
         live.items_total.store(items.len() as u64, Ordering::Relaxed);
@@ -584,17 +672,14 @@ impl Shared {
             live.items_done.fetch_add(1, Ordering::Relaxed);
             add_stats(solver.stats);
         }
-        let mut rows = Vec::with_capacity(items.len());
-        for entry in recorded.iter() {
-            let (_, bytes) = entry?;
-            rows.extend(super::decode_row(&bytes));
-        }
-        Ok(rows)
+        Ok((self.store.rows(name, 0, INLINE_ROWS)?, items.len() as u64))
     }
 
     /// The checkpointer thread: once a second saves running jobs' progress and flushes the memo;
-    /// once a minute deletes finished operations past their retention.
+    /// once a minute (or once per retention, if shorter) deletes finished operations past their
+    /// retention.
     fn checkpoints(&self) {
+        let sweep_every = SWEEP_EVERY.min(self.config.retention);
         let mut last_sweep: Option<Instant> = None;
         loop {
             {
@@ -611,7 +696,7 @@ impl Shared {
             if let Err(error) = self.save_progress() {
                 tracing::warn!(%error, "saving job progress failed");
             }
-            if last_sweep.is_none_or(|at| at.elapsed() >= SWEEP_EVERY) {
+            if last_sweep.is_none_or(|at| at.elapsed() >= sweep_every) {
                 last_sweep = Some(Instant::now());
                 if let Err(error) = self.sweep() {
                     tracing::warn!(%error, "deleting expired operations failed");
