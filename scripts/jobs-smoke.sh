@@ -32,6 +32,8 @@ check "get operation: metadata state" '"state":"EXPLORE_STATE_SUCCEEDED"' \
     rpc -d "{\"name\": \"$name\"}" "$address" google.longrunning.Operations/GetOperation
 check "watch a finished operation" '"done": true' \
     rpc -d "{\"name\": \"$name\"}" "$address" nimber.v1.Solver/WatchExplore
+check "list the table's rows" '"totalSize": "36"' \
+    rpc -d "{\"name\": \"$name\", \"pageSize\": 10}" "$address" nimber.v1.Solver/ListExploreRows
 check "list done operations" "$name" \
     rpc -d '{"filter": "done = true"}' "$address" google.longrunning.Operations/ListOperations
 check_fails "a family over its limit" 'full_boards.max_rows is 20; the limit is 16' \
