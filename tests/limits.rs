@@ -7,7 +7,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{
-    engine_value, full_board, occupy_the_only_slot, sample, scrape, solve_request, with_timeout, RawCodec, TestServer,
+    engine_value, full_board, occupy_the_only_slot, sample, scrape, solve_request, wait_until, with_timeout, RawCodec,
+    TestServer,
 };
 use nimber::games::{sum, MAX_ITEMS};
 use nimber::proto::{self, position::Game as P};
@@ -163,16 +164,10 @@ async fn a_queued_call_that_goes_away_is_no_longer_counted_as_waiting() {
     let busy = occupy_the_only_slot(&server).await;
     let mut client = server.client().await;
     let queued = tokio::spawn(async move { client.solve(solve_request(full_board(13))).await });
-    let polled_by = Instant::now() + Duration::from_secs(20);
-    while waiting() != 1.0 {
-        assert!(Instant::now() < polled_by, "the second call never queued");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until(Duration::from_secs(20), "the second call to queue", async || waiting() == 1.0).await;
     queued.abort();
-    while waiting() != 0.0 {
-        assert!(Instant::now() < polled_by + Duration::from_secs(10), "the call that went away is still counted");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until(Duration::from_secs(10), "the call that went away to be no longer counted", async || waiting() == 0.0)
+        .await;
     busy.abort();
 }
 

@@ -150,11 +150,7 @@ async fn tls_clients_succeed_and_plaintext_clients_get_a_clean_error() {
         let count = scraped.lines().find_map(|line| line.strip_prefix(prefix)?.parse::<f64>().ok());
         count.is_some_and(|count| count >= 1.0)
     };
-    let started = Instant::now();
-    while !counted() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the refused handshake was never counted");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    common::wait_until(Duration::from_secs(10), "the refused handshake to be counted", async || counted()).await;
 }
 
 // Two threads: the client's connection tasks answer the server's graceful shutdown while the
@@ -223,11 +219,10 @@ async fn rotation(flags: &[&str], send_hangup: bool) {
     if send_hangup {
         assert!(Command::new("kill").args(["-HUP", &server.pid().to_string()]).status().unwrap().success());
     }
-    let started = Instant::now();
-    while tls_health(&server, &new_ca.pem, None).await.is_err() {
-        assert!(started.elapsed() < Duration::from_secs(20), "new connections never got the new certificate");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::wait_until(Duration::from_secs(20), "new connections to get the new certificate", async || {
+        tls_health(&server, &new_ca.pem, None).await.is_ok()
+    })
+    .await;
     assert!(tls_health(&server, &old_ca.pem, None).await.is_err(), "new connections still get the old certificate");
     assert_eq!(health(before).await.unwrap(), ServingStatus::Serving, "the connection opened before rotation");
 }
