@@ -167,7 +167,7 @@ pub fn assert_refuses_to_start(data_dir: &Path, flags: &[&str], reason: &str) ->
     let stderr = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(!exited.status.success(), "{exited} on {}; stderr:\n{stderr}", data_dir.display());
     assert!(exited.stdout.is_empty(), "{exited} on {}", data_dir.display());
-    assert!(!stderr.contains("panicked"), "a panic on {}:\n{stderr}", data_dir.display());
+    assert!(!stderr.contains("panicked at"), "a panic on {}:\n{stderr}", data_dir.display());
     let lines: Vec<&str> = stderr.lines().filter(|line| !line.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "expected one error line on {}, got:\n{stderr}", data_dir.display());
     let expected = format!("nimber: cannot open the cache store at {}", data_dir.display());
