@@ -739,6 +739,7 @@ fn fuzzed_requests_never_panic_in_process() {
     let total_valid: usize = valid.iter().sum();
     assert!(total_valid > CASES / 4, "the generator should often produce valid requests ({valid:?} of {CASES})");
     let checked = SOLVE_VALUES_CHECKED.load(Ordering::Relaxed);
+    eprintln!("fuzz (in process): {checked} Solve values checked against the values their moves reach");
     assert!(checked > CASES / 20, "only {checked} Solve values were checked against their moves");
     assert!(
         failures.is_empty(),
