@@ -10,7 +10,6 @@
 mod common;
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -163,13 +162,7 @@ mod needs_root {
 
         let mut server = TestServer::try_start(&data_dir, &[], "warn", &log)
             .unwrap_or_else(|exited| panic!("{exited}; stderr:\n{}", read_log()));
-        // Fill what is left of the disk.
-        {
-            let mut filler = std::fs::File::create(mount.0.join("filler")).unwrap();
-            let block = [0u8; 4096];
-            while filler.write_all(&block).is_ok() {}
-            let _ = filler.sync_all();
-        }
+        mount.fill();
         let mut random = SplitMix::new(0x5eed_0002);
         let boards: Vec<Vec<String>> = (0..150).map(|i| random_board(&mut random, 6 + i % 3, 6 + i % 4, 15)).collect();
         assert_answers_exact(&server, &boards, "on a full disk").await;

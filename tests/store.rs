@@ -205,12 +205,7 @@ mod needs_root {
         check_answers(&server, &first, "before the disk is full").await;
         assert!(server.stop());
 
-        let filler = mount.0.join("filler");
-        {
-            use std::io::Write as _;
-            let mut file = std::fs::File::create(&filler).unwrap();
-            while file.write_all(&[0; 4096]).is_ok() {}
-        }
+        let filler = mount.fill();
         let log = temp.path().join("full.log");
         let flags = ["--metrics-listen", "127.0.0.1:0"];
         let server = TestServer::start_in_logging(&data, &flags, std::fs::File::create(&log).unwrap());

@@ -401,6 +401,18 @@ impl Mount {
     }
 }
 
+impl Mount {
+    /// Fills what is left of the tmpfs with the file `filler`, and returns its path (removing it
+    /// gives the space back).
+    pub fn fill(&self) -> PathBuf {
+        let filler = self.0.join("filler");
+        let mut file = std::fs::File::create(&filler).expect("the filler file");
+        while file.write_all(&[0; 4096]).is_ok() {}
+        let _ = file.sync_all();
+        filler
+    }
+}
+
 impl Drop for Mount {
     fn drop(&mut self) {
         let unmounted = Command::new("umount").arg(&self.0).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
