@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use crate::cache::Store;
+use crate::games::{GameTag, Memo};
 use crate::proto::{self, position::Game as P};
 use crate::random::SplitMix;
 
@@ -96,6 +98,20 @@ pub fn random_board(random: &mut SplitMix, height: usize, width: usize, blocked_
 /// The 2×2 placement position of the board `rows`.
 pub fn board_position(rows: Vec<String>) -> proto::Position {
     proto::Position { game: Some(P::Tetris(proto::Tetris { rows })) }
+}
+
+/// Puts `count` distinct random values into `store` (24-byte keys, like small canonical components
+/// of boards; values below 64, costs below 2^20) and waits until they are on disk, every 50 000
+/// values too, so that the write buffer never overflows.
+pub fn fill_store(store: &Store, random: &mut SplitMix, count: u64) {
+    for i in 0..count {
+        if i % 50_000 == 0 {
+            store.sync().expect("the values are written");
+        }
+        let key: Vec<u8> = (0..3).flat_map(|_| random.next_u64().to_le_bytes()).collect();
+        store.put(GameTag::Tetris, &key, random.below(64), random.below(1 << 20));
+    }
+    store.sync().expect("the values are written");
 }
 
 /// The 2×2 placement game from its literal rules, on boards of at most 64 cells: a board is the
