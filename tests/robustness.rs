@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{assert_refuses_to_start, engine_value, Mount, RawCodec, TestServer};
+use common::{assert_refuses_to_start, call_raw, engine_value, Mount, TestServer};
 use nimber::games::{analysis, mex, Budget, Game, NoMemo, Outcome, Position, Solver, Value};
 use nimber::proto::{self, position::Game as P};
 use nimber::random::SplitMix;
@@ -829,11 +829,7 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
             Rpc::BestMove => "/nimber.v1.Solver/BestMove",
             Rpc::Analyze => "/nimber.v1.Solver/Analyze",
         };
-        let mut raw = tonic::client::Grpc::new(channel.clone());
-        raw.ready().await.expect("the channel is ready");
-        let mut request = tonic::Request::new(body.clone());
-        request.set_timeout(deadline);
-        let answer = raw.unary(request, tonic::codegen::http::uri::PathAndQuery::from_static(path), RawCodec).await;
+        let answer = call_raw(channel.clone(), path, common::with_timeout(body.clone(), deadline)).await;
         let code = answer.as_ref().map_or_else(|status| status.code(), |_| Code::Ok);
         *codes.entry(format!("raw {code:?}")).or_default() += 1;
         if !acceptable.contains(&code) {

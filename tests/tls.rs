@@ -63,11 +63,6 @@ impl Files {
     }
 }
 
-/// `host:port` of the server.
-fn address(server: &TestServer) -> String {
-    server.url.strip_prefix("http://").unwrap().to_string()
-}
-
 /// A channel over TLS trusting `ca_pem`, with a client certificate when given.
 async fn tls_channel(
     server: &TestServer,
@@ -78,7 +73,7 @@ async fn tls_channel(
     if let Some((cert, key)) = identity {
         tls = tls.identity(Identity::from_pem(cert, key));
     }
-    Endpoint::from_shared(format!("https://{}", address(server)))?
+    Endpoint::from_shared(format!("https://{}", server.address()))?
         .tls_config(tls)?
         .connect_timeout(Duration::from_secs(10))
         .timeout(Duration::from_secs(10))
@@ -196,7 +191,7 @@ fn grpcurl_speaks_mutual_tls() {
     let script = format!(
         "source scripts/lib.sh && use_tools && grpcurl -cacert {client_ca} -cert {cert} -key {key} \
          -servername localhost {} grpc.health.v1.Health/Check",
-        address(&server)
+        server.address()
     );
     let output =
         Command::new("bash").args(["-c", &script]).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("bash runs");
@@ -328,10 +323,10 @@ fn health_command(args: &[&str]) -> Option<i32> {
 fn the_health_command_exits_0_only_when_serving() {
     let files = Files::new();
     let (server, MutualTlsClient { ca: client_ca, cert, key }) = start_mutual_tls(&files);
-    let addr = address(&server);
+    let addr = server.address();
     let tls = ["--tls-ca", &client_ca, "--tls-cert", &cert, "--tls-key", &key, "--tls-server-name", "localhost"];
     let with = |extra: &[&str]| -> Vec<String> {
-        ["--addr", addr.as_str(), "--timeout-ms", "5000"].iter().chain(extra).map(|arg| arg.to_string()).collect()
+        ["--addr", addr, "--timeout-ms", "5000"].iter().chain(extra).map(|arg| arg.to_string()).collect()
     };
     let run = |args: Vec<String>| health_command(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(run(with(&tls)), Some(0));

@@ -110,6 +110,11 @@ impl TestServer {
         server
     }
 
+    /// `host:port` the server listens on.
+    pub fn address(&self) -> &str {
+        self.url.strip_prefix("http://").expect("an http:// URL")
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map_or(0, Child::id)
@@ -232,6 +237,25 @@ pub fn engine_value(position: &nimber::proto::Position) -> nimber::games::Value 
     use nimber::games::Game;
     let domain = nimber::convert::position_from_proto(Some(position.clone())).expect("a valid position");
     domain.value(&mut nimber::games::Solver::in_memory()).expect("no budget")
+}
+
+/// A position answered by a closed form, at once.
+pub fn cheap_position() -> nimber::proto::Position {
+    use nimber::proto::{position::Game, Cutting, Piece, Position};
+    Position { game: Some(Game::Cutting(Cutting { pieces: vec![Piece { width: 1 << 40, height: 12345 }] })) }
+}
+
+/// Calls the unary method `path` (e.g. `/nimber.v1.Solver/Solve`) over `channel` with `request`'s
+/// body sent as it is, valid protobuf or not; the answer's body as it is.
+pub async fn call_raw(
+    channel: Channel,
+    path: &'static str,
+    request: tonic::Request<Vec<u8>>,
+) -> Result<Vec<u8>, tonic::Status> {
+    let mut raw = tonic::client::Grpc::new(channel);
+    raw.ready().await.expect("the channel is ready");
+    let path = tonic::codegen::http::uri::PathAndQuery::from_static(path);
+    raw.unary(request, path, RawCodec).await.map(tonic::Response::into_inner)
 }
 
 /// A codec that sends a body as it is and returns the response's raw bytes, so that bodies that do
