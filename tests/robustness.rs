@@ -552,8 +552,9 @@ const CASE_LIMIT: Duration = Duration::from_secs(2);
 
 /// A Solve value is checked against its moves when it has at most this many.
 const MOVES_CHECKED: usize = 16;
-/// How many Solve values were checked against their moves (so the check is known to run).
-static SOLVE_VALUES_CHECKED: AtomicUsize = AtomicUsize::new(0);
+/// Per request kind (`Rpc as usize`), how many answers were checked in full: Solve values against
+/// their moves, best moves, Analyze pages (so the checks are known to run, not skipped).
+static CHECKED: [AtomicUsize; 3] = [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)];
 
 /// What went wrong with one decoded request, if anything (a violated invariant; panics are caught
 /// by the caller). Interrupted solves are fine and end the checks.
@@ -591,7 +592,6 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
             if mex(reached.iter().copied()) != nimber {
                 return Err(format!("value *{nimber}, but its {} moves reach {reached:?}", moves.len()));
             }
-            SOLVE_VALUES_CHECKED.fetch_add(1, Ordering::Relaxed);
         }
         Rpc::BestMove => {
             let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
@@ -620,7 +620,7 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
             let pages = [nimber::convert::page_from_proto(limit, page_token).ok(), Some((0, 10))];
             for (offset, limit) in pages.into_iter().flatten() {
                 let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
-                let Ok(analysis) = analysis::analyze(&domain, offset, limit, &mut solver) else { continue };
+                let Ok(analysis) = analysis::analyze(&domain, offset, limit, &mut solver) else { return Ok(()) };
                 let _ = nimber::convert::analysis_to_proto(&analysis, proto::Stats::default());
                 if analysis.value != value {
                     return Err(format!("analyze says {:?}, value says {value:?}", analysis.value));
@@ -639,6 +639,7 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
             }
         }
     }
+    CHECKED[rpc as usize].fetch_add(1, Ordering::Relaxed);
     Ok(())
 }
 
@@ -731,9 +732,9 @@ fn fuzzed_requests_never_panic_in_process() {
     );
     let total_valid: usize = valid.iter().sum();
     assert!(total_valid > CASES / 4, "the generator should often produce valid requests ({valid:?} of {CASES})");
-    let checked = SOLVE_VALUES_CHECKED.load(Ordering::Relaxed);
-    eprintln!("fuzz (in process): {checked} Solve values checked against the values their moves reach");
-    assert!(checked > CASES / 20, "only {checked} Solve values were checked against their moves");
+    let checked = CHECKED.each_ref().map(|count| count.load(Ordering::Relaxed));
+    eprintln!("fuzz (in process): checked in full (Solve, BestMove, Analyze): {checked:?}");
+    assert!(checked.iter().all(|&count| count > CASES / 20), "too few answers checked in full: {checked:?}");
     assert!(
         failures.is_empty(),
         "{} of {CASES} fuzz cases failed; the first ones:\n{}",
