@@ -1,7 +1,7 @@
 //! Support shared by the unit tests, the integration tests, the benchmarks and the load generator,
-//! written once: random positions and boards drawn with [`SplitMix`], a brute force of the 2×2
-//! placement game from its literal rules, and the accepted contest rule of HDU 5708. Pure code
-//! only; the harness that starts the real server is `tests/common`.
+//! written once: random positions and boards drawn with [`SplitMix`](crate::random::SplitMix), a
+//! brute force of the 2×2 placement game from its literal rules, the accepted contest rule of
+//! HDU 5708, and filling a store. The harness that starts the real server is `tests/common`.
 
 use std::collections::HashMap;
 
