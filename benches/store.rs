@@ -8,26 +8,14 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use nimber::cache::Store;
 use nimber::games::{GameTag, Memo};
 use nimber::random::SplitMix;
-
-/// Puts `count` distinct values (random 24-byte keys, like small canonical components) and waits
-/// until they are on disk (every 50 000, so that the write buffer never overflows).
-fn fill(store: &Store, random: &mut SplitMix, count: u64) {
-    for i in 0..count {
-        if i % 50_000 == 0 {
-            store.sync().expect("the values are written");
-        }
-        let key: Vec<u8> = (0..3).flat_map(|_| random.next_u64().to_le_bytes()).collect();
-        store.put(GameTag::Tetris, &key, random.below(64), random.below(1 << 20));
-    }
-    store.sync().expect("the values are written");
-}
+use nimber::testing::fill_store;
 
 fn counts(c: &mut Criterion) {
     let mut random = SplitMix::new(0x5707_e000);
     for count in [1_000u64, 1_000_000] {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), 1 << 16).unwrap();
-        fill(&store, &mut random, count);
+        fill_store(&store, &mut random, count);
         assert_eq!(store.entries(), count);
         c.bench_function(&format!("store/entries at {count} values"), |b| b.iter(|| black_box(&store).entries()));
         c.bench_function(&format!("store/size_on_disk at {count} values"), |b| {
@@ -41,7 +29,7 @@ fn puts(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), 1 << 16).unwrap();
     let started = Instant::now();
-    fill(&store, &mut random, 200_000);
+    fill_store(&store, &mut random, 200_000);
     let seconds = started.elapsed().as_secs_f64();
     eprintln!("store/puts: 200000 values written through to disk in {seconds:.2} s ({:.0}/s)", 200_000.0 / seconds);
     c.bench_function("store/put of one value (buffered)", |b| {

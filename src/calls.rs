@@ -2,7 +2,7 @@
 //! by RPC and final status (a call whose client went away counts as CANCELLED), logs failed calls
 //! (rate-limited, by severity), marks the call open on its connection (for the idle timeout),
 //! rejects a malformed `grpc-timeout` header, and corrects the codes tonic gives to client mistakes
-//! it detects itself (see [`client_mistake`]).
+//! it detects itself (see `client_mistake`).
 
 use std::future::Future;
 use std::pin::Pin;

@@ -17,6 +17,9 @@ pub mod metrics;
 pub mod random;
 pub mod server;
 pub mod service;
+/// Test support shared by tests, benchmarks and the load generator (not part of the service).
+#[doc(hidden)]
+pub mod testing;
 pub mod tls;
 pub mod transport;
 

@@ -392,8 +392,8 @@ pub fn code_name(code: tonic::Code) -> &'static str {
 }
 
 /// Serves `GET /metrics` on `listener` (HTTPS with `tls`) until the task is dropped: at most
-/// [`MAX_METRICS_CONNECTIONS`] connections, each closed after [`METRICS_CONNECTION_LIFETIME`]
-/// or when its request head takes longer than [`METRICS_HEADER_TIMEOUT`]. Rendering runs on the
+/// `MAX_METRICS_CONNECTIONS` connections, each closed after `METRICS_CONNECTION_LIFETIME`
+/// or when its request head takes longer than `METRICS_HEADER_TIMEOUT`. Rendering runs on the
 /// blocking pool, never on the runtime's threads.
 pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>, tls: Option<Arc<ServerTls>>) {
     use futures_util::StreamExt;

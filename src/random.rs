@@ -37,6 +37,16 @@ impl SplitMix {
         }
     }
 
+    /// An index in `0..len` (0 when `len` is 0).
+    pub fn index(&mut self, len: usize) -> usize {
+        self.below(len as u64) as usize
+    }
+
+    /// One of `items`, each as likely. Panics when `items` is empty.
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.index(items.len())]
+    }
+
     /// True with probability `percent`/100.
     pub fn percent(&mut self, percent: u64) -> bool {
         self.next_u64() % 100 < percent

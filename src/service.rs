@@ -370,7 +370,7 @@ impl proto::solver_server::Solver for SolverService {
 
     type SolveStreamStream = SolveResponses;
 
-    /// Items are solved up to [`STREAM_PARALLELISM`] at once and answered in request order; each
+    /// Items are solved up to `STREAM_PARALLELISM` at once and answered in request order; each
     /// item gets the server's maximum solve time, within the stream's own deadline. An item that
     /// cannot be decoded (see [`crate::codec`]) ends the stream with its status.
     async fn solve_stream(

@@ -4,10 +4,11 @@
 
 mod common;
 
-use common::{engine_value, random_position, solve_request, Game as Kind, TestServer};
+use common::{engine_value, solve_request, TestServer};
 use nimber::games::Game;
 use nimber::proto::{self, position::Game as P, Outcome};
-use rand::{rngs::StdRng, SeedableRng};
+use nimber::random::SplitMix;
+use nimber::testing::{random_position, Kind, SMALL_SIDES};
 use tonic::Code;
 
 fn tetris(rows: &[&str]) -> proto::Position {
@@ -18,10 +19,10 @@ fn tetris(rows: &[&str]) -> proto::Position {
 async fn closed_form_games_answer_like_the_engine_and_their_best_moves_win() {
     let server = TestServer::start();
     let mut client = server.client().await;
-    let mut random = StdRng::seed_from_u64(4);
+    let mut random = SplitMix::new(4);
     for kind in [Kind::Reclamation, Kind::DiagonalWalk] {
         for _ in 0..150 {
-            let position = random_position(&mut random, kind);
+            let position = random_position(&mut random, kind, SMALL_SIDES);
             let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
             let expected = engine_value(&position);
             assert_eq!(answer.grundy, expected.nimber(), "{position:?}");
@@ -120,9 +121,9 @@ async fn tetris_boards_answer_like_the_engine_and_best_moves_win() {
         let answer = client.solve(solve_request(tetris(rows))).await.unwrap().into_inner();
         assert_eq!(answer.outcome(), outcome, "{rows:?}");
     }
-    let mut random = StdRng::seed_from_u64(3);
+    let mut random = SplitMix::new(3);
     for _ in 0..40 {
-        let position = random_position(&mut random, Kind::Tetris);
+        let position = random_position(&mut random, Kind::Tetris, SMALL_SIDES);
         let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
         assert_eq!(answer.grundy, engine_value(&position).nimber(), "{position:?}");
         let best =
@@ -166,15 +167,4 @@ async fn a_deadline_too_short_is_deadline_exceeded_and_the_server_keeps_serving(
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
     let small = client.solve(solve_request(tetris(&["0000"; 4]))).await.unwrap().into_inner();
     assert_eq!(small.outcome(), Outcome::NextPlayerWins);
-}
-
-#[test]
-fn random_test_positions_are_valid() {
-    let mut random = StdRng::seed_from_u64(9);
-    for kind in Kind::ALL {
-        for _ in 0..200 {
-            let position = random_position(&mut random, kind);
-            assert!(nimber::convert::position_from_proto(Some(position)).is_ok());
-        }
-    }
 }

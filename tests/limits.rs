@@ -7,7 +7,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{
-    engine_value, full_board, occupy_the_only_slot, sample, scrape, solve_request, with_timeout, RawCodec, TestServer,
+    call_raw, engine_value, full_board, occupy_the_only_slot, sample, scrape, solve_request, wait_until, with_timeout,
+    TestServer,
 };
 use nimber::games::{sum, MAX_ITEMS};
 use nimber::proto::{self, position::Game as P};
@@ -43,14 +44,6 @@ fn nested_sum_body(sums: usize, boards: usize) -> Vec<u8> {
     field(0x0a, &outer_sum)
 }
 
-/// A raw unary call of `method` with `body`, as it is.
-async fn raw_call(server: &TestServer, method: &'static str, body: Vec<u8>) -> Result<Vec<u8>, tonic::Status> {
-    let mut raw = tonic::client::Grpc::new(server.channel().await);
-    raw.ready().await.expect("the channel is ready");
-    let path = tonic::codegen::http::uri::PathAndQuery::from_static(method);
-    raw.unary(tonic::Request::new(body), path, RawCodec).await.map(tonic::Response::into_inner)
-}
-
 /// The peak resident set size of a process so far, in bytes.
 fn peak_rss(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the server's /proc entry");
@@ -68,7 +61,8 @@ async fn a_huge_nested_sum_is_rejected_while_decoding_without_building_it() {
     assert!(body.len() > 16_000_000, "{} bytes", body.len());
     let before = peak_rss(server.pid());
     let started = Instant::now();
-    let status = raw_call(&server, "/nimber.v1.Solver/Solve", body).await.unwrap_err();
+    let status =
+        call_raw(server.channel().await, "/nimber.v1.Solver/Solve", tonic::Request::new(body)).await.unwrap_err();
     let took = started.elapsed();
     let grown = peak_rss(server.pid()).saturating_sub(before);
     eprintln!("rejected in {took:?}; peak RSS grew by {} MB", grown >> 20);
@@ -94,7 +88,7 @@ async fn undecodable_bodies_are_invalid_argument_naming_the_message() {
     ] {
         // A position whose length runs past the end; a string that is not UTF-8 (prost's own check).
         for body in [vec![0x0a, 0x05, 0x32], vec![0x0a, 0x05, 0x22, 0x03, 0x0a, 0x01, 0xff]] {
-            let status = raw_call(&server, method, body).await.unwrap_err();
+            let status = call_raw(server.channel().await, method, tonic::Request::new(body)).await.unwrap_err();
             assert_eq!(status.code(), Code::InvalidArgument, "{method}: {status:?}");
             assert!(status.message().starts_with(&format!("the body is not a valid {name}")), "{status:?}");
         }
@@ -163,16 +157,10 @@ async fn a_queued_call_that_goes_away_is_no_longer_counted_as_waiting() {
     let busy = occupy_the_only_slot(&server).await;
     let mut client = server.client().await;
     let queued = tokio::spawn(async move { client.solve(solve_request(full_board(13))).await });
-    let polled_by = Instant::now() + Duration::from_secs(20);
-    while waiting() != 1.0 {
-        assert!(Instant::now() < polled_by, "the second call never queued");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until(Duration::from_secs(20), "the second call to queue", async || waiting() == 1.0).await;
     queued.abort();
-    while waiting() != 0.0 {
-        assert!(Instant::now() < polled_by + Duration::from_secs(10), "the call that went away is still counted");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until(Duration::from_secs(10), "the call that went away to be no longer counted", async || waiting() == 0.0)
+        .await;
     busy.abort();
 }
 

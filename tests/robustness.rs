@@ -10,20 +10,17 @@
 mod common;
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write as _};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{random_position, Game as Kind, Mount, RawCodec, TestServer};
-use nimber::games::{analysis, Budget, Game, NoMemo, Outcome, Position, Solver, Value};
+use common::{assert_refuses_to_start, call_raw, engine_value, Mount, TestServer};
+use nimber::games::{analysis, mex, Budget, Game, NoMemo, Outcome, Position, Solver, Value};
 use nimber::proto::{self, position::Game as P};
+use nimber::random::SplitMix;
+use nimber::testing::{board_position, random_board, random_position, Kind, SMALL_SIDES};
 use prost::Message;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 use tonic::Code;
 
 // ---- helpers ------------------------------------------------------------------------------------
@@ -35,103 +32,9 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-fn tetris(rows: &[String]) -> proto::Position {
-    proto::Position { game: Some(P::Tetris(proto::Tetris { rows: rows.to_vec() })) }
-}
-
-/// A random board of `height × width` cells, each blocked with probability `blocked`.
-fn random_board(random: &mut StdRng, height: usize, width: usize, blocked: f64) -> Vec<String> {
-    (0..height).map(|_| (0..width).map(|_| if random.gen_bool(blocked) { '1' } else { '0' }).collect()).collect()
-}
-
-/// The engine's own value of a protobuf position, in this process, without any store.
-fn engine_value(position: &proto::Position) -> Value {
-    nimber::convert::position_from_proto(Some(position.clone())).unwrap().value(&mut Solver::in_memory()).unwrap()
-}
-
 /// A budget that ends `millis` from now.
 fn budget(millis: u64) -> Budget {
     Budget::new(Some(Instant::now() + Duration::from_millis(millis)), Arc::new(AtomicBool::new(false)))
-}
-
-/// A server process started by hand, with its stderr kept in a file for inspection.
-struct Spawned {
-    child: Child,
-    address: Option<String>,
-    stderr: PathBuf,
-    _logs: tempfile::TempDir,
-}
-
-impl Spawned {
-    /// Starts `nimber serve` on `data_dir`; `address` is `None` when it exited without listening.
-    fn start(data_dir: &Path) -> Self {
-        let logs = tempfile::tempdir().unwrap();
-        let stderr = logs.path().join("stderr");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_nimber"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--shutdown-grace-ms", "5000", "--data-dir"])
-            .arg(data_dir)
-            .arg("--jobs-dir")
-            .arg(logs.path().join("jobs"))
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .spawn()
-            .expect("the nimber binary starts");
-        let mut first_line = String::new();
-        let _ = BufReader::new(child.stdout.take().unwrap()).read_line(&mut first_line);
-        let address = first_line.trim().strip_prefix("nimber listening on ").map(str::to_string);
-        Self { child, address, stderr, _logs: logs }
-    }
-
-    /// Waits at most `limit` for the process to exit; kills it and panics if it does not.
-    fn wait(&mut self, limit: Duration) -> ExitStatus {
-        let until = Instant::now() + limit;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            if Instant::now() > until {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                panic!("the server did not exit within {limit:?}; stderr:\n{}", self.stderr_text());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn terminate(&mut self) -> ExitStatus {
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
-        self.wait(Duration::from_secs(20))
-    }
-
-    fn stderr_text(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-}
-
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// Starting the server on `data_dir` must fail at once: a non-zero exit, exactly one line on stderr
-/// (`nimber: cannot open the cache store at DIR: REASON`, REASON containing `reason`), no panic.
-fn assert_refuses_to_start(data_dir: &Path, reason: &str) {
-    let mut server = Spawned::start(data_dir);
-    assert!(server.address.is_none(), "the server started on {}", data_dir.display());
-    let status = server.wait(Duration::from_secs(20));
-    let stderr = server.stderr_text();
-    assert!(!status.success(), "exit status {status} on {}; stderr:\n{stderr}", data_dir.display());
-    assert!(!stderr.contains("panicked"), "a panic on {}:\n{stderr}", data_dir.display());
-    let lines: Vec<&str> = stderr.lines().filter(|line| !line.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "expected one error line on {}, got:\n{stderr}", data_dir.display());
-    let expected = format!("nimber: cannot open the cache store at {}", data_dir.display());
-    assert!(lines[0].starts_with(&expected), "{:?} should start with {expected:?}", lines[0]);
-    assert!(lines[0].contains(reason), "{:?} should say {reason:?}", lines[0]);
 }
 
 // ---- the store ----------------------------------------------------------------------------------
@@ -141,7 +44,7 @@ async fn solve_boards(server: &TestServer, boards: &[Vec<String>]) -> Vec<(i32, 
     let mut client = server.client().await;
     let mut answers = Vec::new();
     for board in boards {
-        let request = proto::SolveRequest { position: Some(tetris(board)), id: String::new() };
+        let request = proto::SolveRequest { position: Some(board_position(board.to_vec())), id: String::new() };
         let answer = client.solve(request).await.unwrap_or_else(|status| panic!("{board:?}: {status}")).into_inner();
         answers.push((answer.outcome, answer.grundy, answer.stats.unwrap_or_default().positions_computed));
     }
@@ -154,15 +57,15 @@ async fn solve_boards(server: &TestServer, boards: &[Vec<String>]) -> Vec<(i32, 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_and_unknown_version_values_are_recomputed_and_overwritten() {
     let dir = tempfile::tempdir().unwrap();
-    let mut random = StdRng::seed_from_u64(0x5eed_0001);
-    let boards: Vec<Vec<String>> = (0..12).map(|i| random_board(&mut random, 8 + i % 2, 8, 0.12)).collect();
+    let mut random = SplitMix::new(0x5eed_0001);
+    let boards: Vec<Vec<String>> = (0..12).map(|i| random_board(&mut random, 8 + i % 2, 8, 12)).collect();
 
     let mut server = TestServer::start_in(dir.path(), &[]);
     let first = solve_boards(&server, &boards).await;
     assert!(server.stop(), "graceful stop");
     assert!(first.iter().any(|answer| answer.2 > 0), "the boards need search, so the store gets values: {first:?}");
     for (board, answer) in boards.iter().zip(&first) {
-        let expected = engine_value(&tetris(board));
+        let expected = engine_value(&board_position(board.to_vec()));
         assert_eq!(
             (answer.0, answer.1),
             (nimber::convert::outcome_to_proto(expected) as i32, expected.nimber()),
@@ -183,15 +86,15 @@ async fn garbage_and_unknown_version_values_are_recomputed_and_overwritten() {
                 3 => value.extend([1, 7, 0, 0]),                            // version 1, truncated
                 4 => value.extend([1, 7, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]), // version 1, too long
                 5 => value.push(1),                                         // the version byte alone
-                _ => value.extend((0..random.gen_range(2..64)).map(|_| random.gen_range(2..=255u8))),
+                _ => value.extend((0..random.range(2, 63)).map(|_| random.range(2, 255) as u8)),
             }
             db.insert(key, value).unwrap();
         }
         // Stray keys: other game tags and non-canonical encodings, with values of every kind.
         for _ in 0..200 {
-            let mut key = vec![[0u8, 3, 4, 255][random.gen_range(0..4)]];
-            key.extend((0..random.gen_range(0..40)).map(|_| random.gen::<u8>()));
-            let value: Vec<u8> = (0..random.gen_range(0..20)).map(|_| random.gen()).collect();
+            let mut key = vec![random.pick(&[0u8, 3, 4, 255])];
+            key.extend((0..random.below(40)).map(|_| random.next_u64() as u8));
+            let value: Vec<u8> = (0..random.below(20)).map(|_| random.next_u64() as u8).collect();
             db.insert(key, value).unwrap();
         }
         db.flush().unwrap();
@@ -225,14 +128,10 @@ fn a_store_locked_by_a_running_server_is_a_clear_error() {
     // cache.rs words this "locked by another running process" for an io::ErrorKind::WouldBlock, but
     // sled 0.34.7 reports a held lock as ErrorKind::Other, "could not acquire lock on ...": either
     // wording is one clear line.
-    assert_refuses_to_start(&first.data_dir, "lock");
+    assert_refuses_to_start(&first.data_dir, &[], "lock");
     // The first server is undisturbed.
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let board = vec!["00000".to_string(); 5];
-        let answers = solve_boards(&first, std::slice::from_ref(&board)).await;
-        assert_eq!(answers[0].1, engine_value(&tetris(&board)).nimber());
-    });
+    runtime.block_on(assert_answers_exact(&first, &[vec!["00000".to_string(); 5]], "beside a refused server"));
 }
 
 #[test]
@@ -240,69 +139,51 @@ fn a_file_in_the_way_is_a_clear_error() {
     let temp = tempfile::tempdir().unwrap();
     let file = temp.path().join("file");
     std::fs::write(&file, b"not a directory").unwrap();
-    assert_refuses_to_start(&file.join("data"), "Not a directory");
-    assert_refuses_to_start(&file, "");
+    assert_refuses_to_start(&file.join("data"), &[], "Not a directory");
+    assert_refuses_to_start(&file, &[], "");
 }
 
-/// A 64 KiB tmpfs, filled up once the server runs: every answer stays exact, the server stays
-/// healthy and stops without a panic; restarted on the full disk it either answers exactly or
-/// refuses to start with one clear line. Needs root to mount the tmpfs (as CI runs here).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_disk_never_breaks_answers() {
-    let temp = tempfile::tempdir().unwrap();
-    let mount = Mount::tmpfs(temp.path(), "64k");
-    let mount_point = mount.0.clone();
-    let data_dir = mount_point.join("data");
+/// Tests that mount a tmpfs, so need root: ignored by a plain `cargo test`, run by
+/// `scripts/test.sh` (as CI does) with `-- --ignored needs_root::`.
+mod needs_root {
+    use super::*;
 
-    let mut server = Spawned::start(&data_dir);
-    let address =
-        server.address.clone().unwrap_or_else(|| panic!("the server did not start:\n{}", server.stderr_text()));
-    // Fill what is left of the disk.
-    {
-        let mut filler = std::fs::File::create(mount_point.join("filler")).unwrap();
-        let block = [0u8; 4096];
-        while filler.write_all(&block).is_ok() {}
-        let _ = filler.sync_all();
-    }
-    let mut random = StdRng::seed_from_u64(0x5eed_0002);
-    let boards: Vec<Vec<String>> = (0..150).map(|i| random_board(&mut random, 6 + i % 3, 6 + i % 4, 0.15)).collect();
-    let mut client = proto::solver_client::SolverClient::connect(format!("http://{address}")).await.unwrap();
-    for board in &boards {
-        let request = proto::SolveRequest { position: Some(tetris(board)), id: String::new() };
-        let answer = client.solve(request).await.unwrap_or_else(|status| panic!("{board:?} on a full disk: {status}"));
-        assert_eq!(answer.into_inner().grundy, engine_value(&tetris(board)).nimber(), "{board:?} on a full disk");
-    }
-    let channel = tonic::transport::Channel::from_shared(format!("http://{address}")).unwrap().connect().await.unwrap();
-    assert_serving(channel).await;
-    let status = server.terminate();
-    let stderr = server.stderr_text();
-    assert!(!stderr.contains("panicked"), "a panic on a full disk:\n{stderr}");
-    eprintln!(
-        "note: on a full disk, a graceful stop exits with {status}; last stderr line: {:?}",
-        stderr.lines().last()
-    );
+    /// A 64 KiB tmpfs, filled up once the server runs: every answer stays exact, the server stays
+    /// healthy and stops without a panic; restarted on the full disk it starts without the store
+    /// and answers exactly.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs root"]
+    async fn a_full_disk_never_breaks_answers() {
+        let temp = tempfile::tempdir().unwrap();
+        let mount = Mount::tmpfs(temp.path(), "64k");
+        let data_dir = mount.0.join("data");
+        let log = temp.path().join("stderr");
+        let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
 
-    // Restarted on the full disk.
-    let mut again = Spawned::start(&data_dir);
-    match again.address.clone() {
-        Some(address) => {
-            let mut client = proto::solver_client::SolverClient::connect(format!("http://{address}")).await.unwrap();
-            for board in boards.iter().take(30) {
-                let request = proto::SolveRequest { position: Some(tetris(board)), id: String::new() };
-                let answer = client.solve(request).await.unwrap().into_inner();
-                assert_eq!(
-                    answer.grundy,
-                    engine_value(&tetris(board)).nimber(),
-                    "{board:?} after a restart on a full disk"
-                );
-            }
-            again.terminate();
-            assert!(!again.stderr_text().contains("panicked"), "{}", again.stderr_text());
-        }
-        None => {
-            drop(again);
-            assert_refuses_to_start(&data_dir, "No space left on device");
-        }
+        let mut server = TestServer::try_start(&data_dir, &[], "warn", &log)
+            .unwrap_or_else(|exited| panic!("{exited}; stderr:\n{}", read_log()));
+        mount.fill();
+        let mut random = SplitMix::new(0x5eed_0002);
+        let boards: Vec<Vec<String>> = (0..150).map(|i| random_board(&mut random, 6 + i % 3, 6 + i % 4, 15)).collect();
+        assert_answers_exact(&server, &boards, "on a full disk").await;
+        assert_serving(server.channel().await).await;
+        let stopped = server.stop();
+        assert!(!read_log().contains("panicked at"), "a panic on a full disk:\n{}", read_log());
+        eprintln!("note: on a full disk, a graceful stop exits with status 0: {stopped}");
+
+        let again = TestServer::try_start(&data_dir, &[], "warn", &log)
+            .unwrap_or_else(|exited| panic!("restarted on a full disk: {exited}; stderr:\n{}", read_log()));
+        assert_answers_exact(&again, &boards[..30], "after a restart on a full disk").await;
+        drop(again);
+        assert!(!read_log().contains("panicked at"), "{}", read_log());
+    }
+}
+
+/// Solves every board through `server` and asserts each answer is the engine's.
+async fn assert_answers_exact(server: &TestServer, boards: &[Vec<String>], case: &str) {
+    let answers = solve_boards(server, boards).await;
+    for (board, answer) in boards.iter().zip(answers) {
+        assert_eq!(answer.1, engine_value(&board_position(board.clone())).nimber(), "{board:?} {case}");
     }
 }
 
@@ -325,23 +206,23 @@ enum Rpc {
 const RPCS: [Rpc; 3] = [Rpc::Solve, Rpc::BestMove, Rpc::Analyze];
 
 /// A valid-looking (mostly) position: any game, odd boards, sums (nested, empty), missing games.
-fn seed_position(random: &mut StdRng, depth: usize) -> proto::Position {
-    match random.gen_range(0..10) {
+fn seed_position(random: &mut SplitMix, depth: usize) -> proto::Position {
+    match random.below(10) {
         0..=4 => {
-            let kind = Kind::ALL[random.gen_range(0..Kind::ALL.len())];
-            random_position(random, kind)
+            let kind = random.pick(&Kind::ALL);
+            random_position(random, kind, SMALL_SIDES)
         }
         5 => {
-            let height = random.gen_range(1..=17);
-            let width = random.gen_range(1..=17);
+            let height = random.range(1, 17);
+            let width = random.range(1, 17);
             let alphabet = ['0', '1', '.', '#', 'x', ' '];
             let rows = (0..height)
                 .map(|_| {
-                    let width = if random.gen_bool(0.1) { random.gen_range(0..=17) } else { width };
+                    let width = if random.percent(10) { random.range(0, 17) } else { width };
                     (0..width)
                         .map(|_| {
-                            let letters = if random.gen_bool(0.9) { 4 } else { 6 };
-                            alphabet[random.gen_range(0..letters)]
+                            let letters = if random.percent(90) { 4 } else { 6 };
+                            random.pick(&alphabet[..letters])
                         })
                         .collect()
                 })
@@ -350,14 +231,14 @@ fn seed_position(random: &mut StdRng, depth: usize) -> proto::Position {
         }
         6 if depth < 4 => proto::Position {
             game: Some(P::Sum(proto::Sum {
-                components: (0..random.gen_range(0..5)).map(|_| seed_position(random, depth + 1)).collect(),
+                components: (0..random.below(5)).map(|_| seed_position(random, depth + 1)).collect(),
             })),
         },
         7 => proto::Position { game: None },
         8 => {
             let interesting = [0, 1, 2, 3, u64::MAX, u64::MAX - 1, 1 << 32, 1 << 63];
-            let pick = |random: &mut StdRng| interesting[random.gen_range(0..interesting.len())];
-            let game = match random.gen_range(0..4) {
+            let pick = |random: &mut SplitMix| random.pick(&interesting);
+            let game = match random.below(4) {
                 0 => P::Cutting(proto::Cutting {
                     pieces: vec![proto::Piece { width: pick(random), height: pick(random) }],
                 }),
@@ -378,20 +259,20 @@ fn seed_position(random: &mut StdRng, depth: usize) -> proto::Position {
             };
             proto::Position { game: Some(game) }
         }
-        _ => random_position(random, Kind::Tetris),
+        _ => random_position(random, Kind::Tetris, SMALL_SIDES),
     }
 }
 
 /// The encoding of a seed request of one of the three kinds.
-fn seed_body(random: &mut StdRng) -> Vec<u8> {
-    let position = if random.gen_bool(0.05) { None } else { Some(seed_position(random, 0)) };
-    match RPCS[random.gen_range(0..3)] {
+fn seed_body(random: &mut SplitMix) -> Vec<u8> {
+    let position = if random.percent(5) { None } else { Some(seed_position(random, 0)) };
+    match random.pick(&RPCS) {
         Rpc::Solve => proto::SolveRequest { position, id: "fuzz".into() }.encode_to_vec(),
         Rpc::BestMove => proto::BestMoveRequest { position }.encode_to_vec(),
         Rpc::Analyze => {
-            let limit = [0, 1, 10, 1000, 1001, u32::MAX][random.gen_range(0..6)];
-            let page_token = match random.gen_range(0..5) {
-                0 => format!("offset:{}", random.gen_range(0..20)),
+            let limit = random.pick(&[0, 1, 10, 1000, 1001, u32::MAX]);
+            let page_token = match random.below(5) {
+                0 => format!("offset:{}", random.below(20)),
                 1 => format!("offset:{}", u128::MAX),
                 2 => "garbage".into(),
                 _ => String::new(),
@@ -411,44 +292,47 @@ fn push_varint(out: &mut Vec<u8>, mut value: u64) {
 
 /// One to four random mutations of `body` (bit flips, byte changes, insertions, deletions,
 /// duplications, truncation, splices with `other`, interesting varints).
-fn mutate(random: &mut StdRng, mut body: Vec<u8>, other: &[u8]) -> Vec<u8> {
-    for _ in 0..[1, 1, 1, 2, 2, 3, 4][random.gen_range(0..7)] {
+fn mutate(random: &mut SplitMix, mut body: Vec<u8>, other: &[u8]) -> Vec<u8> {
+    for _ in 0..random.pick(&[1, 1, 1, 2, 2, 3, 4]) {
         let len = body.len();
-        let at = if len == 0 { 0 } else { random.gen_range(0..len) };
-        match random.gen_range(0..9) {
-            0 if len > 0 => body[at] ^= 1 << random.gen_range(0..8),
-            1 if len > 0 => body[at] = [0x00, 0x01, 0x7f, 0x80, 0xff, random.gen()][random.gen_range(0..6)],
+        let at = random.index(len);
+        match random.below(9) {
+            0 if len > 0 => body[at] ^= 1 << random.below(8),
+            1 if len > 0 => {
+                let any = random.next_u64() as u8;
+                body[at] = random.pick(&[0x00, 0x01, 0x7f, 0x80, 0xff, any]);
+            }
             2 => {
-                let bytes: Vec<u8> = (0..random.gen_range(1..8)).map(|_| random.gen()).collect();
+                let bytes: Vec<u8> = (0..random.range(1, 7)).map(|_| random.next_u64() as u8).collect();
                 body.splice(at..at, bytes);
             }
             3 if len > 0 => {
-                let end = (at + random.gen_range(1..16)).min(len);
+                let end = (at + random.range(1, 15) as usize).min(len);
                 body.drain(at..end);
             }
             4 if len > 0 => {
-                let end = (at + random.gen_range(1..32)).min(len);
+                let end = (at + random.range(1, 31) as usize).min(len);
                 let copy = body[at..end].to_vec();
-                let to = random.gen_range(0..=len);
+                let to = random.index(len + 1);
                 body.splice(to..to, copy);
             }
             5 => body.truncate(at),
             6 if !other.is_empty() => {
-                let from = random.gen_range(0..other.len());
-                let end = (from + random.gen_range(1..64)).min(other.len());
+                let from = random.index(other.len());
+                let end = (from + random.range(1, 63) as usize).min(other.len());
                 body.splice(at..at, other[from..end].iter().copied());
             }
             7 => {
                 let mut varint = Vec::new();
                 let values = [0, 1, 16, 17, 127, 128, 1 << 31, 1 << 32, u32::MAX as u64, 1 << 63, u64::MAX];
-                push_varint(&mut varint, values[random.gen_range(0..values.len())]);
+                push_varint(&mut varint, random.pick(&values));
                 body.splice(at..at, varint);
             }
             _ => {
                 // A field key (any number, any wire type) and a length or value.
                 let mut field = Vec::new();
-                push_varint(&mut field, (random.gen_range(1..20u64) << 3) | random.gen_range(0..8u64));
-                push_varint(&mut field, random.gen_range(0..300));
+                push_varint(&mut field, (random.range(1, 19) << 3) | random.below(8));
+                push_varint(&mut field, random.below(300));
                 body.splice(at..at, field);
             }
         }
@@ -553,44 +437,44 @@ fn count_fields(fields: &[Field]) -> usize {
 
 /// Applies one structural mutation to the `target`-th field (in depth-first order); returns the
 /// number of fields still to skip when the target lies beyond `fields`.
-fn mutate_field(random: &mut StdRng, fields: &mut Vec<Field>, mut target: usize) -> usize {
+fn mutate_field(random: &mut SplitMix, fields: &mut Vec<Field>, mut target: usize) -> usize {
     for index in 0..fields.len() {
         if target == 0 {
-            match random.gen_range(0..6) {
+            match random.below(6) {
                 0 => {
                     fields.remove(index);
                 }
                 1 => {
                     let copy = fields[index].clone();
-                    for _ in 0..random.gen_range(1..4) {
+                    for _ in 0..random.range(1, 3) {
                         fields.insert(index, copy.clone());
                     }
                 }
                 2 => {
-                    let other = random.gen_range(0..fields.len());
+                    let other = random.index(fields.len());
                     fields.swap(index, other);
                 }
                 _ => match &mut fields[index] {
                     Field::Varint(number, value) | Field::Fixed64(number, value) => {
                         let values =
                             [0, 1, 2, 3, 15, 16, 17, 255, 256, 1 << 31, 1 << 32, 1 << 63, u64::MAX - 1, u64::MAX];
-                        if random.gen_bool(0.1) {
-                            *number = random.gen_range(1..8);
-                        } else if random.gen_bool(0.5) {
-                            *value = values[random.gen_range(0..values.len())];
+                        if random.percent(10) {
+                            *number = random.range(1, 7);
+                        } else if random.percent(50) {
+                            *value = random.pick(&values);
                         } else {
-                            *value = value.wrapping_add(random.gen_range(0..3)).wrapping_sub(1);
+                            *value = value.wrapping_add(random.below(3)).wrapping_sub(1);
                         }
                     }
-                    Field::Fixed32(_, value) => *value = random.gen(),
-                    Field::Bytes(_, bytes) => match random.gen_range(0..4) {
-                        0 => bytes.push([b'0', b'1', b'.', b'#'][random.gen_range(0..4)]),
+                    Field::Fixed32(_, value) => *value = random.next_u64() as u32,
+                    Field::Bytes(_, bytes) => match random.below(4) {
+                        0 => bytes.push(random.pick(b"01.#")),
                         1 => {
                             bytes.pop();
                         }
                         2 if !bytes.is_empty() => {
-                            let at = random.gen_range(0..bytes.len());
-                            bytes[at] = [b'0', b'1', b'x', 0xff][random.gen_range(0..4)];
+                            let at = random.index(bytes.len());
+                            bytes[at] = random.pick(&[b'0', b'1', b'x', 0xff]);
                         }
                         _ => {
                             let copy = bytes.clone();
@@ -598,8 +482,8 @@ fn mutate_field(random: &mut StdRng, fields: &mut Vec<Field>, mut target: usize)
                         }
                     },
                     Field::Message(_, inner) => {
-                        if !inner.is_empty() && random.gen_bool(0.5) {
-                            let copy = inner[random.gen_range(0..inner.len())].clone();
+                        if !inner.is_empty() && random.percent(50) {
+                            let copy = inner[random.index(inner.len())].clone();
                             inner.push(copy);
                         } else {
                             inner.clear();
@@ -623,14 +507,14 @@ fn mutate_field(random: &mut StdRng, fields: &mut Vec<Field>, mut target: usize)
 }
 
 /// One to three structural mutations of a well-formed `body`, re-encoded with correct lengths.
-fn mutate_structure(random: &mut StdRng, body: &[u8]) -> Vec<u8> {
+fn mutate_structure(random: &mut SplitMix, body: &[u8]) -> Vec<u8> {
     let Some(mut fields) = parse_fields(body) else { return body.to_vec() };
-    for _ in 0..random.gen_range(1..=3) {
+    for _ in 0..random.range(1, 3) {
         let count = count_fields(&fields);
         if count == 0 {
             break;
         }
-        let target = random.gen_range(0..count);
+        let target = random.index(count);
         mutate_field(random, &mut fields, target);
     }
     let mut out = Vec::new();
@@ -642,11 +526,11 @@ fn mutate_structure(random: &mut StdRng, body: &[u8]) -> Vec<u8> {
 /// mostly valid, sometimes odd, positions), the rest seed requests mutated: their message structure
 /// (re-encoded well-formed) or their bytes.
 fn fuzz_bodies(seed: u64, count: usize) -> Vec<Vec<u8>> {
-    let mut random = StdRng::seed_from_u64(seed);
+    let mut random = SplitMix::new(seed);
     let pool: Vec<Vec<u8>> = (0..256).map(|_| seed_body(&mut random)).collect();
     (0..count)
         .map(|i| match i % 15 {
-            0..=2 => (0..random.gen_range(0..96)).map(|_| random.gen()).collect(),
+            0..=2 => (0..random.below(96)).map(|_| random.next_u64() as u8).collect(),
             3..=7 => seed_body(&mut random),
             8..=11 => {
                 let body = seed_body(&mut random);
@@ -654,7 +538,7 @@ fn fuzz_bodies(seed: u64, count: usize) -> Vec<Vec<u8>> {
             }
             _ => {
                 let body = seed_body(&mut random);
-                let other = &pool[random.gen_range(0..pool.len())];
+                let other = &pool[random.index(pool.len())];
                 mutate(&mut random, body, other)
             }
         })
@@ -665,6 +549,12 @@ fn fuzz_bodies(seed: u64, count: usize) -> Vec<Vec<u8>> {
 const STEP_MILLIS: u64 = 50;
 /// A case that takes longer than this did not honour its budget.
 const CASE_LIMIT: Duration = Duration::from_secs(2);
+
+/// A Solve value is checked against its moves when it has at most this many.
+const MOVES_CHECKED: usize = 16;
+/// Per request kind (`Rpc as usize`), how many answers were checked in full: Solve values against
+/// their moves, best moves, Analyze pages (so the checks are known to run, not skipped).
+static CHECKED: [AtomicUsize; 3] = [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)];
 
 /// What went wrong with one decoded request, if anything (a violated invariant; panics are caught
 /// by the caller). Interrupted solves are fine and end the checks.
@@ -683,7 +573,25 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
     }
     match rpc {
         Rpc::Solve => {
-            let _ = nimber::convert::outcome_to_proto(value);
+            // The value Solve answers is the mex of the values its moves reach: checked when there
+            // are at most MOVES_CHECKED moves, all valued within one step's budget, as nimbers
+            // (the cutting game's literal-rule states are not).
+            let Some(nimber) = value.nimber() else { return Ok(()) };
+            let moves: Vec<_> = domain.moves().take(MOVES_CHECKED + 1).collect();
+            if moves.len() > MOVES_CHECKED {
+                return Ok(());
+            }
+            let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
+            let mut reached = Vec::new();
+            for mv in &moves {
+                match domain.play(mv).value(&mut solver) {
+                    Ok(Value::Nimber(after)) => reached.push(after),
+                    _ => return Ok(()),
+                }
+            }
+            if mex(reached.iter().copied()) != nimber {
+                return Err(format!("value *{nimber}, but its {} moves reach {reached:?}", moves.len()));
+            }
         }
         Rpc::BestMove => {
             let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
@@ -712,7 +620,7 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
             let pages = [nimber::convert::page_from_proto(limit, page_token).ok(), Some((0, 10))];
             for (offset, limit) in pages.into_iter().flatten() {
                 let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
-                let Ok(analysis) = analysis::analyze(&domain, offset, limit, &mut solver) else { continue };
+                let Ok(analysis) = analysis::analyze(&domain, offset, limit, &mut solver) else { return Ok(()) };
                 let _ = nimber::convert::analysis_to_proto(&analysis, proto::Stats::default());
                 if analysis.value != value {
                     return Err(format!("analyze says {:?}, value says {value:?}", analysis.value));
@@ -731,6 +639,7 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
             }
         }
     }
+    CHECKED[rpc as usize].fetch_add(1, Ordering::Relaxed);
     Ok(())
 }
 
@@ -823,6 +732,9 @@ fn fuzzed_requests_never_panic_in_process() {
     );
     let total_valid: usize = valid.iter().sum();
     assert!(total_valid > CASES / 4, "the generator should often produce valid requests ({valid:?} of {CASES})");
+    let checked = CHECKED.each_ref().map(|count| count.load(Ordering::Relaxed));
+    eprintln!("fuzz (in process): checked in full (Solve, BestMove, Analyze): {checked:?}");
+    assert!(checked.iter().all(|&count| count > CASES / 20), "too few answers checked in full: {checked:?}");
     assert!(
         failures.is_empty(),
         "{} of {CASES} fuzz cases failed; the first ones:\n{}",
@@ -918,11 +830,7 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
             Rpc::BestMove => "/nimber.v1.Solver/BestMove",
             Rpc::Analyze => "/nimber.v1.Solver/Analyze",
         };
-        let mut raw = tonic::client::Grpc::new(channel.clone());
-        raw.ready().await.expect("the channel is ready");
-        let mut request = tonic::Request::new(body.clone());
-        request.set_timeout(deadline);
-        let answer = raw.unary(request, tonic::codegen::http::uri::PathAndQuery::from_static(path), RawCodec).await;
+        let answer = call_raw(channel.clone(), path, common::with_timeout(body.clone(), deadline)).await;
         let code = answer.as_ref().map_or_else(|status| status.code(), |_| Code::Ok);
         *codes.entry(format!("raw {code:?}")).or_default() += 1;
         if !acceptable.contains(&code) {
@@ -944,8 +852,10 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
 /// generator that silently produces nothing checkable).
 #[test]
 fn the_fuzz_checks_accept_a_valid_request() {
-    let body = proto::BestMoveRequest { position: Some(tetris(&["0000".into(), "0000".into()])) }.encode_to_vec();
+    let body =
+        proto::BestMoveRequest { position: Some(board_position(vec!["0000".into(), "0000".into()])) }.encode_to_vec();
     check_body(&body).unwrap();
-    let position: Position = nimber::convert::position_from_proto(Some(tetris(&["000".into(), "000".into()]))).unwrap();
+    let position: Position =
+        nimber::convert::position_from_proto(Some(board_position(vec!["000".into(), "000".into()]))).unwrap();
     assert_eq!(position.value(&mut Solver::in_memory()).unwrap(), Value::Nimber(1));
 }

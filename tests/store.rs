@@ -6,26 +6,18 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{engine_value, solve_request, Mount, TestServer};
-use nimber::proto::{self, position::Game as P};
+use common::{assert_refuses_to_start, engine_value, sample, scrape, solve_request, wait_until, Mount, TestServer};
+use nimber::proto;
 use nimber::random::SplitMix;
+use nimber::testing::{board_position, random_board};
 use tonic_health::pb::{health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest};
-
-/// A random `height × width` 2×2-placement board, each cell blocked with probability `percent`/100.
-fn board(random: &mut SplitMix, height: usize, width: usize, percent: u64) -> proto::Position {
-    let rows = (0..height)
-        .map(|_| (0..width).map(|_| if random.below(100) < percent { '1' } else { '0' }).collect())
-        .collect();
-    proto::Position { game: Some(P::Tetris(proto::Tetris { rows })) }
-}
 
 /// Boards that need search (so the store gets values) and solve in milliseconds.
 fn boards(seed: u64, count: usize) -> Vec<proto::Position> {
     let mut random = SplitMix::new(seed);
-    (0..count).map(|i| board(&mut random, 6 + i % 3, 7, 12)).collect()
+    (0..count).map(|i| board_position(random_board(&mut random, 6 + i % 3, 7, 12))).collect()
 }
 
 /// Checks health says SERVING and every board's answer equals the engine's; returns how many
@@ -189,81 +181,50 @@ fn on_corrupt_store_fail_refuses_with_one_line() {
     fill_foreign(&dir);
     // The first byte of the log (an unreadable store, as in `a_damaged_store_never_stops_the_server`).
     flip(&dir.join("db"), 0);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nimber"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--on-corrupt-store", "fail", "--data-dir"])
-        .arg(&dir)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the server did not exit on an unreadable store with --on-corrupt-store=fail");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "{stderr}");
-    assert!(String::from_utf8_lossy(&output.stdout).is_empty());
-    let lines: Vec<&str> = stderr.lines().filter(|line| !line.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "{stderr}");
-    assert!(lines[0].starts_with(&format!("nimber: cannot open the cache store at {}", dir.display())), "{stderr}");
-    assert!(lines[0].contains("unreadable") && lines[0].contains("--on-corrupt-store=rebuild"), "{stderr}");
+    let line = assert_refuses_to_start(&dir, &["--on-corrupt-store", "fail"], "unreadable");
+    assert!(line.contains("--on-corrupt-store=rebuild"), "{line}");
     assert!(dir.join("db").exists() && moved_aside(&dir).is_empty());
 }
 
-/// A store on a full tmpfs: the server starts and answers exactly, saying once that it runs
-/// without the store; once space is freed it writes again by itself (the db file grows), and what
-/// it wrote is served from the store after a restart.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_disk_never_blocks_a_start_and_writing_resumes() {
-    let temp = tempfile::tempdir().unwrap();
-    let mount = Mount::tmpfs(temp.path(), "4m");
-    let mount_point = mount.0.clone();
-    let data = mount_point.join("data");
-    let first = boards(2, 4);
-    let mut server = TestServer::start_in(&data, &[]);
-    check_answers(&server, &first, "before the disk is full").await;
-    assert!(server.stop());
+/// Tests that mount a tmpfs, so need root: ignored by a plain `cargo test`, run by
+/// `scripts/test.sh` (as CI does) with `-- --ignored needs_root::`.
+mod needs_root {
+    use super::*;
 
-    let filler = mount_point.join("filler");
-    {
-        use std::io::Write as _;
-        let mut file = std::fs::File::create(&filler).unwrap();
-        while file.write_all(&[0; 4096]).is_ok() {}
-    }
-    let log = temp.path().join("full.log");
-    let server = TestServer::start_in_logging(&data, &[], std::fs::File::create(&log).unwrap());
-    check_answers(&server, &boards(3, 4), "on a full disk").await;
-    let stderr = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(stderr.matches("the disk is full").count(), 1, "{stderr}");
+    /// A store on a full tmpfs: the server starts and answers exactly, saying once that it runs
+    /// without the store; once space is freed it writes again by itself (`nimber_store_writable`
+    /// turns 1), and what it wrote is served from the store after a restart.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs root"]
+    async fn a_full_disk_never_blocks_a_start_and_writing_resumes() {
+        let temp = tempfile::tempdir().unwrap();
+        let mount = Mount::tmpfs(temp.path(), "4m");
+        let data = mount.0.join("data");
+        let first = boards(2, 4);
+        let mut server = TestServer::start_in(&data, &[]);
+        check_answers(&server, &first, "before the disk is full").await;
+        assert!(server.stop());
 
-    std::fs::remove_file(&filler).unwrap();
-    let db_size = || std::fs::metadata(data.join("db")).map_or(0, |m| m.len());
-    let full_size = db_size();
-    let later = boards(4, 40);
-    let mut client = server.client().await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut solved = Vec::new();
-    while db_size() == full_size {
-        assert!(
-            Instant::now() < deadline,
-            "no write within 30 s of freeing space:\n{}",
-            std::fs::read_to_string(&log).unwrap()
-        );
-        let position = later[solved.len() % later.len()].clone();
-        client.solve(solve_request(position.clone())).await.unwrap();
-        solved.push(position);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let filler = mount.fill();
+        let log = temp.path().join("full.log");
+        let flags = ["--metrics-listen", "127.0.0.1:0"];
+        let server = TestServer::start_in_logging(&data, &flags, std::fs::File::create(&log).unwrap());
+        let metrics_url = server.metrics_url.clone().unwrap();
+        let writable = || sample(&scrape(&metrics_url), "nimber_store_writable");
+        assert_eq!(writable(), 0.0, "the store is writable on a full disk");
+        check_answers(&server, &boards(3, 4), "on a full disk").await;
+        let stderr = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(stderr.matches("the disk is full").count(), 1, "{stderr}");
+
+        std::fs::remove_file(&filler).unwrap();
+        wait_until(Duration::from_secs(30), "the store writable once space returned", async || writable() == 1.0).await;
+        // A board solved once writing resumed is remembered across a restart.
+        let position = boards(4, 1).remove(0);
+        let mut client = server.client().await;
+        let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
+        assert!(answer.stats.unwrap().positions_computed > 0, "the board was not new to the store");
+        drop(server);
+        let server = TestServer::start_in(&data, &[]);
+        assert_eq!(check_answers(&server, &[position], "after space returned").await, 0, "not served from the store");
     }
-    // A board solved after writing resumed is remembered across a restart.
-    let position = later[(solved.len() + 1) % later.len()].clone();
-    client.solve(solve_request(position.clone())).await.unwrap();
-    drop(server);
-    let server = TestServer::start_in(&data, &[]);
-    assert_eq!(check_answers(&server, &[position], "after space returned").await, 0, "not served from the store");
 }

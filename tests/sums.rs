@@ -2,10 +2,11 @@
 
 mod common;
 
-use common::{random_position, solve_request, Game as Kind, TestServer};
+use common::{solve_request, TestServer};
 use nimber::games::{Game, Solver};
 use nimber::proto::{self, position::Game as P, solver_client::SolverClient, Outcome};
-use rand::{rngs::StdRng, seq::SliceRandom, Rng, SeedableRng};
+use nimber::random::SplitMix;
+use nimber::testing::{random_position, Kind, SMALL_SIDES};
 use tonic::transport::Channel;
 use tonic::Code;
 
@@ -13,9 +14,9 @@ fn sum(components: Vec<proto::Position>) -> proto::Position {
     proto::Position { game: Some(P::Sum(proto::Sum { components })) }
 }
 
-fn random_component(random: &mut StdRng) -> proto::Position {
-    let kind = *Kind::ALL.choose(random).unwrap();
-    random_position(random, kind)
+fn random_component(random: &mut SplitMix) -> proto::Position {
+    let kind = random.pick(&Kind::ALL);
+    random_position(random, kind, SMALL_SIDES)
 }
 
 async fn solve(client: &mut SolverClient<Channel>, position: proto::Position) -> proto::SolveResponse {
@@ -26,9 +27,9 @@ async fn solve(client: &mut SolverClient<Channel>, position: proto::Position) ->
 async fn sums_are_the_xor_of_their_components_and_best_moves_win() {
     let server = TestServer::start();
     let mut client = server.client().await;
-    let mut random = StdRng::seed_from_u64(5);
+    let mut random = SplitMix::new(5);
     for _ in 0..60 {
-        let components: Vec<_> = (0..random.gen_range(1..=4)).map(|_| random_component(&mut random)).collect();
+        let components: Vec<_> = (0..random.range(1, 4)).map(|_| random_component(&mut random)).collect();
         let mut expected = Some(0u64);
         for component in &components {
             let answer = solve(&mut client, component.clone()).await;
@@ -120,12 +121,11 @@ async fn analyze_all(
 async fn analyze_lists_exactly_the_legal_moves_with_their_values() {
     let server = TestServer::start();
     let mut client = server.client().await;
-    let mut random = StdRng::seed_from_u64(6);
+    let mut random = SplitMix::new(6);
     let mut checked = 0;
     while checked < 40 {
         let component = random_component(&mut random);
-        let position =
-            if random.gen_bool(0.3) { sum(vec![component, random_component(&mut random)]) } else { component };
+        let position = if random.percent(30) { sum(vec![component, random_component(&mut random)]) } else { component };
         let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
         if domain.move_count() > 300 {
             continue; // compared move by move below: keep it small
@@ -184,7 +184,7 @@ async fn analyze_counts_huge_move_sets_without_enumerating() {
 async fn solve_stream_answers_in_order_with_ids_and_per_item_errors() {
     let server = TestServer::start();
     let mut client = server.client().await;
-    let mut random = StdRng::seed_from_u64(7);
+    let mut random = SplitMix::new(7);
     let mut requests = Vec::new();
     for index in 0..300 {
         let position = if index % 37 == 5 {

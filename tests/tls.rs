@@ -63,11 +63,6 @@ impl Files {
     }
 }
 
-/// `host:port` of the server.
-fn address(server: &TestServer) -> String {
-    server.url.strip_prefix("http://").unwrap().to_string()
-}
-
 /// A channel over TLS trusting `ca_pem`, with a client certificate when given.
 async fn tls_channel(
     server: &TestServer,
@@ -78,7 +73,7 @@ async fn tls_channel(
     if let Some((cert, key)) = identity {
         tls = tls.identity(Identity::from_pem(cert, key));
     }
-    Endpoint::from_shared(format!("https://{}", address(server)))?
+    Endpoint::from_shared(format!("https://{}", server.address()))?
         .tls_config(tls)?
         .connect_timeout(Duration::from_secs(10))
         .timeout(Duration::from_secs(10))
@@ -150,11 +145,7 @@ async fn tls_clients_succeed_and_plaintext_clients_get_a_clean_error() {
         let count = scraped.lines().find_map(|line| line.strip_prefix(prefix)?.parse::<f64>().ok());
         count.is_some_and(|count| count >= 1.0)
     };
-    let started = Instant::now();
-    while !counted() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the refused handshake was never counted");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    common::wait_until(Duration::from_secs(10), "the refused handshake to be counted", async || counted()).await;
 }
 
 // Two threads: the client's connection tasks answer the server's graceful shutdown while the
@@ -200,7 +191,7 @@ fn grpcurl_speaks_mutual_tls() {
     let script = format!(
         "source scripts/lib.sh && use_tools && grpcurl -cacert {client_ca} -cert {cert} -key {key} \
          -servername localhost {} grpc.health.v1.Health/Check",
-        address(&server)
+        server.address()
     );
     let output =
         Command::new("bash").args(["-c", &script]).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("bash runs");
@@ -223,11 +214,10 @@ async fn rotation(flags: &[&str], send_hangup: bool) {
     if send_hangup {
         assert!(Command::new("kill").args(["-HUP", &server.pid().to_string()]).status().unwrap().success());
     }
-    let started = Instant::now();
-    while tls_health(&server, &new_ca.pem, None).await.is_err() {
-        assert!(started.elapsed() < Duration::from_secs(20), "new connections never got the new certificate");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::wait_until(Duration::from_secs(20), "new connections to get the new certificate", async || {
+        tls_health(&server, &new_ca.pem, None).await.is_ok()
+    })
+    .await;
     assert!(tls_health(&server, &old_ca.pem, None).await.is_err(), "new connections still get the old certificate");
     assert_eq!(health(before).await.unwrap(), ServingStatus::Serving, "the connection opened before rotation");
 }
@@ -333,10 +323,10 @@ fn health_command(args: &[&str]) -> Option<i32> {
 fn the_health_command_exits_0_only_when_serving() {
     let files = Files::new();
     let (server, MutualTlsClient { ca: client_ca, cert, key }) = start_mutual_tls(&files);
-    let addr = address(&server);
+    let addr = server.address();
     let tls = ["--tls-ca", &client_ca, "--tls-cert", &cert, "--tls-key", &key, "--tls-server-name", "localhost"];
     let with = |extra: &[&str]| -> Vec<String> {
-        ["--addr", addr.as_str(), "--timeout-ms", "5000"].iter().chain(extra).map(|arg| arg.to_string()).collect()
+        ["--addr", addr, "--timeout-ms", "5000"].iter().chain(extra).map(|arg| arg.to_string()).collect()
     };
     let run = |args: Vec<String>| health_command(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(run(with(&tls)), Some(0));

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{assert_idle, full_board, sample, scrape, solve_request, TestServer};
+use common::{assert_idle, cheap_position, full_board, sample, scrape, solve_request, wait_until, TestServer};
 use hyper::body::Bytes;
 use nimber::proto::{self, position::Game as P};
 use prost::Message;
@@ -17,31 +17,10 @@ use tokio::net::TcpStream;
 use tonic::Code;
 use tonic_health::pb::{health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest};
 
-/// A position answered by a closed form, at once.
-fn cheap_position() -> proto::Position {
-    proto::Position {
-        game: Some(P::Cutting(proto::Cutting { pieces: vec![proto::Piece { width: 1 << 40, height: 12345 }] })),
-    }
-}
-
-/// `host:port` of the server.
-fn address(server: &TestServer) -> String {
-    server.url.strip_prefix("http://").unwrap().to_string()
-}
-
-/// Polls `condition` every 20 ms until it holds, for at most `limit`.
-async fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !condition() {
-        assert!(started.elapsed() < limit, "waited {limit:?} for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// An HTTP/2 connection (the h2 crate, no gRPC library) and the task driving it, which ends when
 /// the connection closes.
 async fn raw_connection(server: &TestServer) -> (h2::client::SendRequest<Bytes>, tokio::task::JoinHandle<()>) {
-    let socket = TcpStream::connect(address(server)).await.unwrap();
+    let socket = TcpStream::connect(server.address()).await.unwrap();
     let (send, connection) = h2::client::handshake(socket).await.expect("the HTTP/2 handshake");
     (send, tokio::spawn(async move { connection.await.ok().unwrap_or_default() }))
 }
@@ -67,8 +46,10 @@ async fn raw_call(
     let mut framed = vec![0u8];
     framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
     framed.extend_from_slice(message);
-    body.send_data(Bytes::from(framed), true).unwrap();
-    response.await.expect("a response").into_parts()
+    // The server may answer from the headers alone (a malformed grpc-timeout) and close the stream
+    // before the message is sent: then sending fails, and the answer is what counts.
+    let _ = body.send_data(Bytes::from(framed), true);
+    response.await.unwrap_or_else(|error| panic!("no response to {path}: {error:?}")).into_parts()
 }
 
 /// A unary gRPC call over `send`: its final status (from the trailers, or from the headers of a
@@ -128,10 +109,10 @@ async fn at_the_connection_cap_a_new_connection_waits_for_a_free_slot_while_the_
     let flags = ["--max-connections", "2", "--handshake-timeout-ms", "60000", "--metrics-listen", "127.0.0.1:0"];
     let server = TestServer::start_with(&flags);
     let metrics_url = server.metrics_url.clone().unwrap();
-    let first = TcpStream::connect(address(&server)).await.unwrap();
-    let _second = TcpStream::connect(address(&server)).await.unwrap();
+    let first = TcpStream::connect(server.address()).await.unwrap();
+    let _second = TcpStream::connect(server.address()).await.unwrap();
     let open = "nimber_connections_open{listener=\"grpc\"} 2\n";
-    wait_until(Duration::from_secs(10), "two open connections", || scrape(&metrics_url).contains(open)).await;
+    wait_until(Duration::from_secs(10), "two open connections", async || scrape(&metrics_url).contains(open)).await;
 
     let url = server.url.clone();
     let mut health = tokio::spawn(async move {
@@ -158,13 +139,14 @@ async fn out_of_file_descriptors_the_accept_loop_pauses_instead_of_spinning() {
     assert!(limited.is_ok_and(|status| status.success()), "prlimit lowers the server's open-file limit");
     let mut sockets = Vec::new();
     for _ in 0..32 {
-        sockets.push(TcpStream::connect(address(&server)).await.unwrap());
+        sockets.push(TcpStream::connect(server.address()).await.unwrap());
     }
     // Some connections wait in the backlog: every accept fails with EMFILE until sockets close.
     assert_idle(server.pid());
     drop(sockets);
     let errors = "nimber_accept_errors_total";
-    wait_until(Duration::from_secs(10), "accept errors counted", || sample(&scrape(&metrics_url), errors) > 0.0).await;
+    wait_until(Duration::from_secs(10), "accept errors counted", async || sample(&scrape(&metrics_url), errors) > 0.0)
+        .await;
     let mut health = HealthClient::new(server.channel().await);
     let answer = health.check(HealthCheckRequest { service: String::new() }).await.unwrap();
     assert_eq!(answer.into_inner().status(), ServingStatus::Serving);
@@ -173,7 +155,7 @@ async fn out_of_file_descriptors_the_accept_loop_pauses_instead_of_spinning() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_sends_half_a_preface_is_closed_at_the_handshake_timeout() {
     let server = TestServer::start_with(&["--handshake-timeout-ms", "300"]);
-    let mut socket = TcpStream::connect(address(&server)).await.unwrap();
+    let mut socket = TcpStream::connect(server.address()).await.unwrap();
     socket.write_all(&b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"[..12]).await.unwrap();
     let mut buffer = [0u8; 256];
     let closed = tokio::time::timeout(Duration::from_secs(5), async {
@@ -199,7 +181,13 @@ async fn a_connection_is_closed_when_idle_but_not_while_a_call_is_open() {
     let (parts, mut watch) = raw_call(&send, "/grpc.health.v1.Health/Watch", &[], &[]).await;
     assert_eq!(parts.status, 200);
     assert!(watch.data().await.expect("the first status").is_ok());
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    // The clock: a connection opened after the call's last traffic, left idle. Once the server has
+    // closed it, the connection with the open call has been quiet for longer than the idle timeout.
+    let (_idle_send, idle) = raw_connection(&server).await;
+    tokio::time::timeout(Duration::from_secs(5), idle).await.expect("the idle connection is closed").unwrap();
+    let check = HealthCheckRequest { service: String::new() }.encode_to_vec();
+    let status = raw_unary(&send, "/grpc.health.v1.Health/Check", &[], &check).await;
+    assert_eq!(status.code(), Code::Ok, "a connection with an open call was closed as idle: {status:?}");
     assert!(!connection.is_finished(), "a connection with an open call was closed as idle");
     drop(watch);
     tokio::time::timeout(Duration::from_secs(5), connection).await.expect("closed once its last call ended").unwrap();
@@ -209,7 +197,7 @@ async fn a_connection_is_closed_when_idle_but_not_while_a_call_is_open() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stream_cap_is_advertised_in_the_http2_settings() {
     let server = TestServer::start_with(&["--max-concurrent-streams", "7"]);
-    let socket = TcpStream::connect(address(&server)).await.unwrap();
+    let socket = TcpStream::connect(server.address()).await.unwrap();
     let (send, connection) = h2::client::handshake(socket).await.unwrap();
     let mut connection = std::pin::pin!(connection);
     let request = HealthCheckRequest { service: String::new() }.encode_to_vec();
@@ -255,6 +243,22 @@ async fn a_malformed_grpc_timeout_is_invalid_argument_for_every_service() {
     }
 }
 
+/// How many bytes sent on `socket` the server (a process on this machine) has not read yet: the
+/// receive queue of its end of the connection, from `/proc/net/tcp`; `None` while it has no end.
+fn unread_by_server(socket: &TcpStream) -> Option<u64> {
+    let hex = |address: std::net::SocketAddr| match address {
+        std::net::SocketAddr::V4(v4) => format!("{:08X}:{:04X}", u32::from_le_bytes(v4.ip().octets()), v4.port()),
+        std::net::SocketAddr::V6(_) => panic!("the tests listen on IPv4 loopback"),
+    };
+    let (server_end, client_end) = (hex(socket.peer_addr().unwrap()), hex(socket.local_addr().unwrap()));
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (_, rx_queue) = fields[4].split_once(':')?;
+        (fields[1] == server_end && fields[2] == client_end).then(|| u64::from_str_radix(rx_queue, 16).ok())?
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_answer_a_request_split_across_two_writes() {
     let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
@@ -264,8 +268,11 @@ async fn metrics_answer_a_request_split_across_two_writes() {
     socket.set_nodelay(true).unwrap();
     socket.write_all(b"GET /met").await.unwrap();
     socket.flush().await.unwrap();
-    // Gives the server the chance to read the first half alone, as a single read() once did.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The server reads the first half alone (a single read() once took it for the whole request).
+    wait_until(Duration::from_secs(10), "the server to read the first half", async || {
+        unread_by_server(&socket) == Some(0)
+    })
+    .await;
     socket.write_all(b"rics HTTP/1.1\r\nHost: nimber\r\n\r\n").await.unwrap();
     let mut response = String::new();
     socket.read_to_string(&mut response).await.unwrap();
@@ -295,7 +302,7 @@ async fn every_call_is_counted_once_with_its_final_code() {
 
     let counted = |labels: &str| sample(&scrape(&url), &format!("nimber_requests_total{{{labels}}}"));
     let cancelled = "rpc=\"Solve\",code=\"CANCELLED\"";
-    wait_until(Duration::from_secs(10), "the cancelled call counted", || scrape(&url).contains(cancelled)).await;
+    wait_until(Duration::from_secs(10), "the cancelled call counted", async || scrape(&url).contains(cancelled)).await;
     assert_eq!(counted(cancelled), 1.0);
     assert_eq!(counted("rpc=\"grpc.health.v1.Health/Check\",code=\"OK\""), 1.0);
     assert_eq!(counted("rpc=\"Solve\",code=\"INVALID_ARGUMENT\""), 1.0);
@@ -324,7 +331,7 @@ async fn health_turns_not_serving_as_soon_as_the_drain_starts() {
     let long_call = tokio::spawn(async move { client.solve(solve_request(full_board(14))).await });
     // The gauge appears with the first Solve: absent means not in flight yet.
     let solving = |metrics: &str| metrics.lines().any(|line| line == "nimber_calls_in_flight{rpc=\"Solve\"} 1");
-    wait_until(Duration::from_secs(10), "the long call in flight", || solving(&scrape(&metrics_url))).await;
+    wait_until(Duration::from_secs(10), "the long call in flight", async || solving(&scrape(&metrics_url))).await;
     server.signal_terminate();
     for watch in &mut watches {
         let status = tokio::time::timeout(Duration::from_secs(10), watch.message()).await.expect("a status change");
@@ -354,7 +361,7 @@ async fn a_stream_of_bad_items_writes_a_bounded_log_without_colour_codes() {
         answered += 1;
     }
     assert_eq!(answered, ITEMS);
-    wait_until(Duration::from_secs(10), "the suppressed lines reported", || {
+    wait_until(Duration::from_secs(10), "the suppressed lines reported", async || {
         log_lines(&log).iter().any(|line| line.contains("similar lines suppressed"))
     })
     .await;

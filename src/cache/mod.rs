@@ -593,6 +593,18 @@ mod tests {
         assert_eq!(index, 50);
     }
 
+    /// Waits (at most 10 s) until `waiters` askers wait for the computation of `state` in flight.
+    fn wait_for_waiters(store: &Store, state: &[u8], waiters: usize) {
+        let key = store_key(GameTag::Tetris, state);
+        // The flight is held by the in-flight map, by its leader, and by each waiter.
+        let waiting = || lock(&store.shared.in_flight).get(&key).map_or(0, |flight| Arc::strong_count(flight) - 2);
+        let started = Instant::now();
+        while waiting() < waiters {
+            assert!(started.elapsed() < Duration::from_secs(10), "{waiters} askers never waited");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn concurrent_askers_of_one_key_compute_it_once() {
         let store = Store::temporary(100);
@@ -600,9 +612,10 @@ mod tests {
         std::thread::scope(|scope| {
             for _ in 0..4 {
                 scope.spawn(|| {
+                    // The first asker computes, and finishes only once the three others wait for it.
                     let mut compute = || {
                         computed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        std::thread::sleep(Duration::from_millis(100));
+                        wait_for_waiters(&store, b"shared", 3);
                         Ok((42, 1))
                     };
                     let (value, _) =
@@ -617,15 +630,18 @@ mod tests {
     #[test]
     fn a_waiter_computes_when_the_first_asker_gives_up() {
         let store = Store::temporary(100);
+        let (started, computing) = std::sync::mpsc::channel();
         std::thread::scope(|scope| {
             scope.spawn(|| {
+                // Gives up only once the second asker waits for it.
                 let mut give_up = || {
-                    std::thread::sleep(Duration::from_millis(50));
+                    started.send(()).unwrap();
+                    wait_for_waiters(&store, b"key", 1);
                     Err(Interrupted::DeadlineExceeded)
                 };
                 assert!(store.get_or_compute(GameTag::Tetris, b"key", &Budget::unlimited(), &mut give_up).is_err());
             });
-            std::thread::sleep(Duration::from_millis(10));
+            computing.recv().unwrap();
             let (value, found) =
                 store.get_or_compute(GameTag::Tetris, b"key", &Budget::unlimited(), &mut || Ok((7, 1))).unwrap();
             assert_eq!((value, found), (7, false));

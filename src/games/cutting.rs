@@ -751,14 +751,13 @@ mod tests {
         }
     }
 
-    impl SplitMix {
-        fn side(&mut self) -> u64 {
-            match self.next_u64() % 4 {
-                0 => u64::MAX - self.next_u64() % 200,
-                1 => 1_000_000_000_000_000_000 + self.next_u64() % 1000,
-                2 => 2 + self.next_u64() % 200,
-                _ => 2 + self.next_u64() % (u64::MAX - 2),
-            }
+    /// A side of a piece: near 2^64, near 10^18, small, or anything.
+    fn side(random: &mut SplitMix) -> u64 {
+        match random.next_u64() % 4 {
+            0 => u64::MAX - random.next_u64() % 200,
+            1 => 1_000_000_000_000_000_000 + random.next_u64() % 1000,
+            2 => 2 + random.next_u64() % 200,
+            _ => 2 + random.next_u64() % (u64::MAX - 2),
         }
     }
 
@@ -769,7 +768,7 @@ mod tests {
         let mut nonzero = 0;
         for round in 0..3000 {
             let count = 1 + round % 4;
-            let sizes: Vec<(u64, u64)> = (0..count).map(|_| (random.side(), random.side())).collect();
+            let sizes: Vec<(u64, u64)> = (0..count).map(|_| (side(&mut random), side(&mut random))).collect();
             let position = paper(&sizes);
             let Value::Nimber(g) = value_of(&position) else { panic!("{sizes:?} has no side below 2") };
             nonzero += usize::from(g != 0);
@@ -868,11 +867,11 @@ mod tests {
         let mut won_at_once = 0;
         for round in 0..2000 {
             let count = 1 + round % 4;
-            let mut sizes: Vec<(u64, u64)> = (0..count).map(|_| (random.side(), random.side())).collect();
+            let mut sizes: Vec<(u64, u64)> = (0..count).map(|_| (side(&mut random), side(&mut random))).collect();
             if round % 3 == 0 {
                 // A 1-wide piece: the position is won at once.
                 let at = random.next_u64() as usize % (sizes.len() + 1);
-                sizes.insert(at, if round % 2 == 0 { (1, random.side()) } else { (random.side(), 1) });
+                sizes.insert(at, if round % 2 == 0 { (1, side(&mut random)) } else { (side(&mut random), 1) });
                 won_at_once += 1;
             }
             let position = paper(&sizes);

@@ -346,21 +346,6 @@ mod tests {
         assert_eq!(nimber(&far), 0, "an even square without diagonal moves");
     }
 
-    /// The contest solution's rule (seed): board `n`×`m` from `(1, 1)`, `K = k + 1`, `n ≤ m`; Alice
-    /// (the first player) wins if `n mod K = 0`, else, with `len = n div K`, iff `n + m` is even when
-    /// `K > 2` and `len` is odd, and iff `n + m` is odd otherwise.
-    fn contest_alice_wins(n: u64, m: u64, k: u64) -> bool {
-        let (n, m, k) = (u128::from(n.min(m)), u128::from(n.max(m)), u128::from(k) + 1);
-        if n % k == 0 {
-            return true;
-        }
-        if k > 2 && (n / k) % 2 == 1 {
-            (n + m) % 2 == 0
-        } else {
-            (n + m) % 2 == 1
-        }
-    }
-
     #[test]
     fn outcomes_match_the_contest_rule() {
         let big = [1_000_000_000_000_000_000, u64::MAX / 3, u64::MAX - 1, u64::MAX];
@@ -369,7 +354,11 @@ mod tests {
             for n in sides.clone() {
                 for m in sides.clone() {
                     let walk = Walk::new(n, m, k, 1, 1).expect("valid");
-                    assert_eq!(nimber(&walk) != 0, contest_alice_wins(n, m, k), "n {n}, m {m}, k {k}");
+                    assert_eq!(
+                        nimber(&walk) != 0,
+                        crate::testing::hdu5708_first_player_wins(n, m, k),
+                        "n {n}, m {m}, k {k}"
+                    );
                 }
             }
         }

@@ -1,4 +1,4 @@
-//! The games, each in its own module behind the [`Game`] trait of [`core`], and [`Position`]: any
+//! The games, each in its own module behind the [`Game`] trait of `core`, and [`Position`]: any
 //! position of any game, or a disjunctive sum of them.
 
 mod core;

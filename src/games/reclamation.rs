@@ -709,19 +709,12 @@ mod tests {
         }
     }
 
-    impl SplitMix {
-        /// A number in `1..=bound`.
-        fn up_to(&mut self, bound: u64) -> u64 {
-            1 + self.next_u64() % bound
-        }
-
-        /// A row of a strip of `rows` rows: near an end or anywhere.
-        fn row(&mut self, rows: u64) -> u64 {
-            match self.next_u64() % 3 {
-                0 => self.up_to(rows.min(5)),
-                1 => rows - self.next_u64() % rows.min(5),
-                _ => self.up_to(rows),
-            }
+    /// A row of a strip of `rows` rows: near an end or anywhere.
+    fn row(random: &mut SplitMix, rows: u64) -> u64 {
+        match random.next_u64() % 3 {
+            0 => random.range(1, rows.min(5)),
+            1 => rows - random.next_u64() % rows.min(5),
+            _ => random.range(1, rows),
         }
     }
 
@@ -749,7 +742,7 @@ mod tests {
         for round in 0..3000 {
             let rows = if round % 2 == 0 { 1_000_000_000_000_000_000 } else { u64::MAX - random.next_u64() % 3 };
             let cells: Vec<Cell> =
-                (0..round % 5).map(|_| cell(random.row(rows), 1 + (random.next_u64() % 2) as u8)).collect();
+                (0..round % 5).map(|_| cell(row(&mut random, rows), 1 + (random.next_u64() % 2) as u8)).collect();
             let Ok(strip) = Strip::new(rows, cells) else {
                 continue;
             };
@@ -757,7 +750,7 @@ mod tests {
             let value = nimber(&strip);
             let mut targets = vec![0, 1, value, value ^ 1, random.next_u64(), (1 << 40) - 1];
             for _ in 0..4 {
-                let sample = cell(random.row(rows), 1 + (random.next_u64() % 2) as u8);
+                let sample = cell(row(&mut random, rows), 1 + (random.next_u64() % 2) as u8);
                 if strip.is_free(sample) {
                     targets.push(nimber(&strip.play(&sample)));
                 }

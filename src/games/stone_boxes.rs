@@ -394,25 +394,23 @@ mod tests {
         assert!(!position.is_legal(&AddStones { box_index: 0, stones: 0 }));
     }
 
-    impl SplitMix {
-        /// A huge box, with stones anywhere: empty, full, tiny, near the thresholds, or at random.
-        fn huge_box(&mut self) -> (u64, u64) {
-            let capacity = u64::MAX - self.below(1 << 20);
-            let t1 = threshold(capacity);
-            let t2 = threshold(t1);
-            let stones = match self.next_u64() % 9 {
-                0 => 0,
-                1 => capacity,
-                2 => 1 + self.below(5),
-                3 => t1 - self.below(3),
-                4 => t1 + 1 + self.below(3),
-                5 => t2 - self.below(3),
-                6 => t2 + 1 + self.below(3),
-                7 => self.below(t1),
-                _ => self.below(capacity),
-            };
-            (capacity, stones.min(capacity))
-        }
+    /// A huge box, with stones anywhere: empty, full, tiny, near the thresholds, or at random.
+    fn huge_box(random: &mut SplitMix) -> (u64, u64) {
+        let capacity = u64::MAX - random.below(1 << 20);
+        let t1 = threshold(capacity);
+        let t2 = threshold(t1);
+        let stones = match random.next_u64() % 9 {
+            0 => 0,
+            1 => capacity,
+            2 => 1 + random.below(5),
+            3 => t1 - random.below(3),
+            4 => t1 + 1 + random.below(3),
+            5 => t2 - random.below(3),
+            6 => t2 + 1 + random.below(3),
+            7 => random.below(t1),
+            _ => random.below(capacity),
+        };
+        (capacity, stones.min(capacity))
     }
 
     #[test]
@@ -421,7 +419,7 @@ mod tests {
         let mut solver = Solver::in_memory();
         for round in 0..20_000 {
             let count = 1 + round % 3;
-            let list: Vec<(u64, u64)> = (0..count).map(|_| random.huge_box()).collect();
+            let list: Vec<(u64, u64)> = (0..count).map(|_| huge_box(&mut random)).collect();
             let position = boxes(&list);
             let Value::Nimber(g) = value_of(&position) else { panic!("stone boxes have nimbers only") };
             let mut targets = vec![0, 1, g / 2, g.saturating_sub(1), random.below(g), random.below(1 << 10)];
@@ -504,7 +502,7 @@ mod tests {
         let mut several = 0;
         for round in 0..20_000 {
             let count = 1 + round % 3;
-            let list: Vec<(u64, u64)> = (0..count).map(|_| random.huge_box()).collect();
+            let list: Vec<(u64, u64)> = (0..count).map(|_| huge_box(&mut random)).collect();
             let position = boxes(&list);
             let total = position.move_count();
             let expected: u128 =

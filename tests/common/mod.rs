@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 use nimber::proto::solver_client::SolverClient;
@@ -39,20 +39,26 @@ impl TestServer {
     /// `NIMBER_TEST_LOG`, default `warn`) sent to `stderr`.
     pub fn start_in_logging(data_dir: &Path, flags: &[&str], stderr: impl Into<Stdio>) -> Self {
         let log_filter = std::env::var("NIMBER_TEST_LOG").unwrap_or_else(|_| "warn".into());
-        Self::spawn(data_dir, flags, &log_filter, stderr.into())
+        Self::spawn(data_dir, flags, &log_filter, stderr.into()).unwrap_or_else(|exited| panic!("{exited}"))
     }
 
     /// A server on a fresh temporary data directory with extra `serve` flags, logging with filter
     /// `rust_log` into the file `log` (stderr is then not a terminal).
     pub fn start_logging(flags: &[&str], rust_log: &str, log: &Path) -> Self {
         let temp = tempfile::tempdir().expect("a temporary directory");
-        let stderr = std::fs::File::create(log).expect("the log file");
-        let mut server = Self::spawn(temp.path(), flags, rust_log, stderr.into());
+        let mut server = Self::try_start(temp.path(), flags, rust_log, log).unwrap_or_else(|exited| panic!("{exited}"));
         server._temp = Some(temp);
         server
     }
 
-    fn spawn(data_dir: &Path, flags: &[&str], rust_log: &str, stderr: Stdio) -> Self {
+    /// A server on `data_dir` with extra `serve` flags, logging with filter `rust_log` into the file
+    /// `log`; `Err` with how it ended when it exits instead of listening.
+    pub fn try_start(data_dir: &Path, flags: &[&str], rust_log: &str, log: &Path) -> Result<Self, Exited> {
+        let stderr = std::fs::File::create(log).expect("the log file");
+        Self::spawn(data_dir, flags, rust_log, stderr.into())
+    }
+
+    fn spawn(data_dir: &Path, flags: &[&str], rust_log: &str, stderr: Stdio) -> Result<Self, Exited> {
         let jobs_temp = (!flags.contains(&"--jobs-dir")).then(|| tempfile::tempdir().expect("a temporary directory"));
         let mut command = Command::new(env!("CARGO_BIN_EXE_nimber"));
         command.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"]).arg(data_dir).args(flags);
@@ -65,15 +71,20 @@ impl TestServer {
             .stderr(stderr)
             .spawn()
             .expect("the nimber binary starts");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut lines = BufReader::new(stdout).lines();
-        let mut next_line = || lines.next().and_then(Result::ok).unwrap_or_default();
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut next_line = || {
+            let mut line = String::new();
+            let _ = stdout.read_line(&mut line);
+            line
+        };
         let first_line = next_line();
-        let address = first_line
-            .trim()
-            .strip_prefix("nimber listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {first_line:?}"))
-            .to_string();
+        let Some(address) = first_line.trim().strip_prefix("nimber listening on ").map(str::to_string) else {
+            let status = wait_for_exit(child, EXIT_PATIENCE)
+                .unwrap_or_else(|| panic!("the server printed {first_line:?}, neither listened nor exited"));
+            let mut printed = first_line;
+            let _ = stdout.read_to_string(&mut printed);
+            return Err(Exited { status, stdout: printed });
+        };
         let metrics_url = flags.contains(&"--metrics-listen").then(|| {
             let line = next_line();
             line.trim()
@@ -81,14 +92,14 @@ impl TestServer {
                 .unwrap_or_else(|| panic!("unexpected line {line:?}"))
                 .to_string()
         });
-        Self {
+        Ok(Self {
             child: Some(child),
             url: format!("http://{address}"),
             data_dir: data_dir.to_path_buf(),
             metrics_url,
             _temp: None,
             _jobs_temp: jobs_temp,
-        }
+        })
     }
 
     /// A server on a fresh temporary data directory with extra `serve` flags.
@@ -97,6 +108,11 @@ impl TestServer {
         let mut server = Self::start_in(temp.path(), flags);
         server._temp = Some(temp);
         server
+    }
+
+    /// `host:port` the server listens on.
+    pub fn address(&self) -> &str {
+        self.url.strip_prefix("http://").expect("an http:// URL")
     }
 
     /// The server's process id.
@@ -119,11 +135,12 @@ impl TestServer {
         let _ = Command::new("kill").args(["-TERM", &self.pid().to_string()]).status();
     }
 
-    /// Stops the server gracefully (SIGTERM) and returns whether it exited with status 0.
+    /// Stops the server gracefully (SIGTERM) and returns whether it exited with status 0 within
+    /// [`EXIT_PATIENCE`] (it is killed after that).
     pub fn stop(&mut self) -> bool {
-        let Some(mut child) = self.child.take() else { return true };
+        let Some(child) = self.child.take() else { return true };
         let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-        child.wait().map(|status| status.success()).unwrap_or(false)
+        wait_for_exit(child, EXIT_PATIENCE).is_some_and(|status| status.success())
     }
 }
 
@@ -143,86 +160,71 @@ impl Drop for TestServer {
     }
 }
 
-/// The five games, for generating random positions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Game {
-    /// Cutting game.
-    Cutting,
-    /// Stone boxes.
-    StoneBoxes,
-    /// More Reclamation.
-    Reclamation,
-    /// 2×2 placement.
-    Tetris,
-    /// Diagonal walk.
-    DiagonalWalk,
+/// Starting a server on `data_dir` with extra `serve` flags must fail at once: a non-zero exit,
+/// nothing on stdout, exactly one line on stderr, `nimber: cannot open the cache store at DIR:
+/// REASON` with REASON containing `reason`, and no panic. Returns that line.
+pub fn assert_refuses_to_start(data_dir: &Path, flags: &[&str], reason: &str) -> String {
+    let logs = tempfile::tempdir().expect("a temporary directory");
+    let log = logs.path().join("stderr");
+    let Err(exited) = TestServer::try_start(data_dir, flags, "warn", &log) else {
+        panic!("the server started on {}", data_dir.display());
+    };
+    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!exited.status.success(), "{exited} on {}; stderr:\n{stderr}", data_dir.display());
+    assert!(exited.stdout.is_empty(), "{exited} on {}", data_dir.display());
+    assert!(!stderr.contains("panicked at"), "a panic on {}:\n{stderr}", data_dir.display());
+    let lines: Vec<&str> = stderr.lines().filter(|line| !line.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one error line on {}, got:\n{stderr}", data_dir.display());
+    let expected = format!("nimber: cannot open the cache store at {}", data_dir.display());
+    assert!(lines[0].starts_with(&expected), "{:?} should start with {expected:?}", lines[0]);
+    assert!(lines[0].contains(reason), "{:?} should say {reason:?}", lines[0]);
+    lines[0].to_string()
 }
 
-impl Game {
-    /// Every game.
-    pub const ALL: [Game; 5] = [Game::Cutting, Game::StoneBoxes, Game::Reclamation, Game::Tetris, Game::DiagonalWalk];
+/// How a server that was to start ended instead.
+#[derive(Debug)]
+pub struct Exited {
+    /// Its exit status.
+    pub status: ExitStatus,
+    /// Everything it printed on stdout.
+    pub stdout: String,
 }
 
-/// A random valid position of `game`: small sizes mostly (so brute force and search stay fast),
-/// sometimes huge ones for the closed-form games.
-pub fn random_position(random: &mut impl rand::Rng, game: Game) -> nimber::proto::Position {
-    use nimber::proto::{self, position::Game as P};
-    let huge = random.gen_bool(0.2);
-    let size = |random: &mut dyn rand::RngCore| -> u64 {
-        if huge {
-            rand::Rng::gen_range(random, 1..=u64::MAX)
-        } else {
-            rand::Rng::gen_range(random, 1..=9)
-        }
-    };
-    let game = match game {
-        Game::Cutting => P::Cutting(proto::Cutting {
-            pieces: (0..random.gen_range(1..=3))
-                .map(|_| proto::Piece { width: size(random).max(2), height: size(random).max(2) })
-                .collect(),
-        }),
-        Game::StoneBoxes => P::StoneBoxes(proto::StoneBoxes {
-            boxes: (0..random.gen_range(1..=3))
-                .map(|_| {
-                    let capacity = size(random).saturating_mul(if huge { 1 } else { 3 });
-                    proto::StoneBox { capacity, stones: random.gen_range(0..=capacity) }
-                })
-                .collect(),
-        }),
-        Game::Reclamation => {
-            let rows = if huge { random.gen_range(1..=u64::MAX) } else { random.gen_range(1..=12) };
-            let mut reclaimed: Vec<proto::Cell> = Vec::new();
-            for _ in 0..random.gen_range(0..=3) {
-                let cell = proto::Cell { row: random.gen_range(1..=rows), column: random.gen_range(1..=2) };
-                let conflicts = reclaimed.iter().any(|other| {
-                    other.row == cell.row || (other.column != cell.column && other.row.abs_diff(cell.row) <= 1)
-                });
-                if !conflicts {
-                    reclaimed.push(cell);
-                }
-            }
-            P::Reclamation(proto::Reclamation { rows, reclaimed })
-        }
-        Game::Tetris => {
-            let (height, width) = (random.gen_range(1..=6), random.gen_range(1..=6));
-            P::Tetris(proto::Tetris {
-                rows: (0..height)
-                    .map(|_| (0..width).map(|_| if random.gen_bool(0.2) { '1' } else { '0' }).collect())
-                    .collect(),
-            })
-        }
-        Game::DiagonalWalk => {
-            let (rows, columns) = (size(random), size(random));
-            P::DiagonalWalk(proto::DiagonalWalk {
-                rows,
-                columns,
-                step: if random.gen_bool(0.5) { random.gen_range(1..=3) } else { size(random) },
-                row: random.gen_range(1..=rows),
-                column: random.gen_range(1..=columns),
-            })
-        }
-    };
-    proto::Position { game: Some(game) }
+impl std::fmt::Display for Exited {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the server exited with {} instead of listening; stdout: {:?}", self.status, self.stdout)
+    }
+}
+
+/// How long a server may take to exit once it should: a graceful stop (SIGTERM, with the default
+/// 10 s grace for calls in flight) or a refusal to start.
+pub const EXIT_PATIENCE: Duration = Duration::from_secs(60);
+
+/// Waits at most `limit` for `child` to exit and returns its status; kills it (SIGKILL) and
+/// returns `None` if it does not. The wait blocks a thread of its own on the child, so the exit is
+/// noticed the moment it happens.
+pub fn wait_for_exit(mut child: Child, limit: Duration) -> Option<ExitStatus> {
+    let pid = child.id();
+    let (exited, exit) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let _ = exited.send(child.wait());
+    });
+    let status = exit.recv_timeout(limit).ok().and_then(Result::ok);
+    if status.is_none() {
+        let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    let _ = waiter.join();
+    status
+}
+
+/// Polls `condition` every 20 ms until it holds; panics naming `what` if it still does not after
+/// `limit`. For a state the test cannot be told of directly (a metric, a file, a connection).
+pub async fn wait_until(limit: Duration, what: &str, mut condition: impl AsyncFnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !condition().await {
+        assert!(started.elapsed() < limit, "waited {limit:?} for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// A Solve request for `position` with no id.
@@ -235,6 +237,25 @@ pub fn engine_value(position: &nimber::proto::Position) -> nimber::games::Value 
     use nimber::games::Game;
     let domain = nimber::convert::position_from_proto(Some(position.clone())).expect("a valid position");
     domain.value(&mut nimber::games::Solver::in_memory()).expect("no budget")
+}
+
+/// A position answered by a closed form, at once.
+pub fn cheap_position() -> nimber::proto::Position {
+    use nimber::proto::{position::Game, Cutting, Piece, Position};
+    Position { game: Some(Game::Cutting(Cutting { pieces: vec![Piece { width: 1 << 40, height: 12345 }] })) }
+}
+
+/// Calls the unary method `path` (e.g. `/nimber.v1.Solver/Solve`) over `channel` with `request`'s
+/// body sent as it is, valid protobuf or not; the answer's body as it is.
+pub async fn call_raw(
+    channel: Channel,
+    path: &'static str,
+    request: tonic::Request<Vec<u8>>,
+) -> Result<Vec<u8>, tonic::Status> {
+    let mut raw = tonic::client::Grpc::new(channel);
+    raw.ready().await.expect("the channel is ready");
+    let path = tonic::codegen::http::uri::PathAndQuery::from_static(path);
+    raw.unary(request, path, RawCodec).await.map(tonic::Response::into_inner)
 }
 
 /// A codec that sends a body as it is and returns the response's raw bytes, so that bodies that do
@@ -302,8 +323,27 @@ pub fn cpu_ticks(pid: u32) -> u64 {
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 
-/// Asserts the server burns (almost) no CPU over the next 400 ms.
+/// The states of the threads of process `pid` (`R` running or runnable, `S` sleeping, ...), from
+/// `/proc/PID/task/*/stat`.
+fn thread_states(pid: u32) -> Vec<char> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("stat")).ok())
+        .filter_map(|stat| stat[stat.rfind(')')? + 2..].chars().next())
+        .collect()
+}
+
+/// Asserts the server goes idle and stays so. First waits (at most 10 s) for the state: no thread
+/// of the server runnable, so work that was stopped (a cancelled search, a passed deadline) has
+/// ended. Then asserts it burns (almost) no CPU over a 400 ms window: the window is the claim
+/// itself, since a server that spins (a busy accept loop, a search nobody waits for) shows it only
+/// as CPU used over time, which one look at its threads can miss.
 pub fn assert_idle(pid: u32) {
+    let started = std::time::Instant::now();
+    while thread_states(pid).contains(&'R') {
+        assert!(started.elapsed() < Duration::from_secs(10), "a thread of the server stays runnable for 10 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let before = cpu_ticks(pid);
     std::thread::sleep(Duration::from_millis(400));
     let used = cpu_ticks(pid) - before;
@@ -382,6 +422,18 @@ impl Mount {
             .is_ok_and(|status| status.success());
         assert!(mounted, "cannot mount a tmpfs: run this test as root");
         Mount(mount_point)
+    }
+}
+
+impl Mount {
+    /// Fills what is left of the tmpfs with the file `filler`, and returns its path (removing it
+    /// gives the space back).
+    pub fn fill(&self) -> PathBuf {
+        let filler = self.0.join("filler");
+        let mut file = std::fs::File::create(&filler).expect("the filler file");
+        while file.write_all(&[0; 4096]).is_ok() {}
+        let _ = file.sync_all();
+        filler
     }
 }
 

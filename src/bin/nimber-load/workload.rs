@@ -2,9 +2,9 @@
 //! workloads. Positions that repeat are built once, up front, and cloned per request; cold boards
 //! are built per request from the request's sequence number, so they practically never repeat within a run.
 
-use nimber::proto::{self, position::Game as P};
-
-pub use nimber::random::SplitMix;
+use nimber::proto;
+use nimber::random::SplitMix;
+use nimber::testing::{board_position, random_board, random_position, Kind};
 
 /// Which positions a run sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -36,6 +36,9 @@ impl Workload {
 /// How many closed-form positions are pre-built and cycled through.
 const CLOSED_FORM_POOL: usize = 4096;
 
+/// The largest sides (rows, capacities, jumps) of the closed-form positions that are not huge.
+const CLOSED_FORM_SIDES: u64 = 1000;
+
 /// The cached boards: 6×6 and 7×7, empty or with a few blocked cells.
 const CACHED_BOARDS: &[&[&str]] = &[
     &["000000", "000000", "000000", "000000", "000000", "000000"],
@@ -61,7 +64,8 @@ impl Positions {
     pub fn new(workload: Workload, seed: u64) -> Self {
         let mut random = SplitMix::new(seed);
         let closed_form = (0..CLOSED_FORM_POOL).map(|_| closed_form_position(&mut random)).collect();
-        let cached = CACHED_BOARDS.iter().map(|rows| board(rows.iter().map(|row| row.to_string()).collect())).collect();
+        let cached =
+            CACHED_BOARDS.iter().map(|rows| board_position(rows.iter().map(|row| row.to_string()).collect())).collect();
         Self { workload, closed_form, cached, seed }
     }
 
@@ -86,72 +90,23 @@ impl Positions {
     }
 }
 
-fn board(rows: Vec<String>) -> proto::Position {
-    proto::Position { game: Some(P::Tetris(proto::Tetris { rows })) }
-}
-
 /// A 6×6 board with each cell blocked with probability 1/4, drawn from the request's own generator:
 /// about 29 bits of entropy, so boards of one run are distinct but for a handful in a million (as
 /// requests; their canonical components may still repeat, as they would in real traffic).
 fn cold_board(random: &mut SplitMix) -> proto::Position {
-    let bits = random.next_u64() & random.next_u64();
-    let rows = (0..6)
-        .map(|row| (0..6).map(|column| if bits >> (row * 6 + column) & 1 == 1 { '1' } else { '0' }).collect())
-        .collect();
-    board(rows)
+    board_position(random_board(random, 6, 6, 25))
 }
 
 /// A random position of one of the four closed-form games, one in five with huge sizes.
-pub fn closed_form_position(random: &mut SplitMix) -> proto::Position {
-    let huge = random.percent(20);
-    let size =
-        |random: &mut SplitMix, small: u64| if huge { random.range(1, u64::MAX) } else { random.range(1, small) };
-    let game = match random.next_u64() % 4 {
-        0 => P::Cutting(proto::Cutting {
-            pieces: (0..random.range(1, 3))
-                .map(|_| proto::Piece { width: size(random, 200).max(2), height: size(random, 200).max(2) })
-                .collect(),
-        }),
-        1 => P::StoneBoxes(proto::StoneBoxes {
-            boxes: (0..random.range(1, 3))
-                .map(|_| {
-                    let capacity = size(random, 1000);
-                    proto::StoneBox { capacity, stones: random.range(0, capacity) }
-                })
-                .collect(),
-        }),
-        2 => {
-            let rows = size(random, 1000);
-            let mut reclaimed: Vec<proto::Cell> = Vec::new();
-            for _ in 0..random.range(0, 3) {
-                let cell = proto::Cell { row: random.range(1, rows), column: random.range(1, 2) };
-                let conflicts = reclaimed.iter().any(|other| {
-                    other.row == cell.row || (other.column != cell.column && other.row.abs_diff(cell.row) <= 1)
-                });
-                if !conflicts {
-                    reclaimed.push(cell);
-                }
-            }
-            P::Reclamation(proto::Reclamation { rows, reclaimed })
-        }
-        _ => {
-            let (rows, columns) = (size(random, 1000), size(random, 1000));
-            let step = if random.percent(50) { random.range(1, 3) } else { size(random, 1000) };
-            P::DiagonalWalk(proto::DiagonalWalk {
-                rows,
-                columns,
-                step,
-                row: random.range(1, rows),
-                column: random.range(1, columns),
-            })
-        }
-    };
-    proto::Position { game: Some(game) }
+fn closed_form_position(random: &mut SplitMix) -> proto::Position {
+    let kind = random.pick(&Kind::CLOSED_FORM);
+    random_position(random, kind, CLOSED_FORM_SIDES)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nimber::proto::position::Game as P;
 
     #[test]
     fn cold_boards_are_distinct() {

@@ -255,7 +255,7 @@ impl Board {
     }
 
     /// The board's value if it needs no search: a line board, or one whose every searched
-    /// component `lookup` finds under its memo key (see [`engine::value_without_search`]); also
+    /// component `lookup` finds under its memo key (see `engine::value_without_search`); also
     /// how many values `lookup` supplied.
     pub fn value_without_search(&self, lookup: &dyn Fn(&[u8]) -> Option<u64>) -> Option<(u64, u64)> {
         match self.line() {

@@ -10,42 +10,7 @@ use super::window::{self, Window};
 use super::*;
 use crate::games::{Budget, GameTag, Memo, NoMemo, Outcome};
 use crate::random::SplitMix;
-
-/// The literal game: cells as a bitmask (`r·width + c`), a move blocks a 2×2 square of free
-/// cells; Grundy values memoized in a plain `HashMap`, no splitting, no symmetry.
-struct BruteForce {
-    squares: Vec<u64>,
-    memo: HashMap<u64, u64>,
-}
-
-impl BruteForce {
-    fn new(height: usize, width: usize) -> BruteForce {
-        let mut squares = Vec::new();
-        for r in 0..height.saturating_sub(1) {
-            for c in 0..width.saturating_sub(1) {
-                let at = r * width + c;
-                squares.push(1 << at | 1 << (at + 1) | 1 << (at + width) | 1 << (at + width + 1));
-            }
-        }
-        BruteForce { squares, memo: HashMap::new() }
-    }
-
-    fn grundy(&mut self, free: u64) -> u64 {
-        if let Some(&g) = self.memo.get(&free) {
-            return g;
-        }
-        let mut options = Vec::new();
-        for i in 0..self.squares.len() {
-            let square = self.squares[i];
-            if free & square == square {
-                options.push(self.grundy(free & !square));
-            }
-        }
-        let g = crate::games::mex(options);
-        self.memo.insert(free, g);
-        g
-    }
-}
+use crate::testing::BoardBruteForce as BruteForce;
 
 /// The rows of a `height`×`width` board whose free cells are the bits of `free`.
 fn rows_of(height: usize, width: usize, free: u64) -> Vec<String> {
@@ -541,7 +506,7 @@ fn thin_long_boards_match_the_brute_force_both_ways_round() {
         assert_eq!(value(&tall), expected, "{turned:?}");
         for board in [&wide, &tall] {
             let legal: Vec<Placement> = board.moves().collect();
-            assert_eq!(legal.len(), BruteForce::new(2, length).squares.iter().filter(|&&sq| free & sq == sq).count());
+            assert_eq!(legal.len(), BruteForce::new(2, length).squares().iter().filter(|&&sq| free & sq == sq).count());
             let (total, best) = board.best_move(&mut Solver::in_memory()).unwrap();
             assert_eq!(total, Value::Nimber(expected));
             match best {

@@ -1,0 +1,228 @@
+//! Support shared by the unit tests, the integration tests, the benchmarks and the load generator,
+//! written once: random positions and boards drawn with [`SplitMix`](crate::random::SplitMix), a
+//! brute force of the 2×2 placement game from its literal rules, the accepted contest rule of
+//! HDU 5708, and filling a store. The harness that starts the real server is `tests/common`.
+
+use std::collections::HashMap;
+
+use crate::cache::Store;
+use crate::games::{GameTag, Memo};
+use crate::proto::{self, position::Game as P};
+use crate::random::SplitMix;
+
+/// The five games, for drawing random positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Cutting game.
+    Cutting,
+    /// Stone boxes.
+    StoneBoxes,
+    /// More Reclamation.
+    Reclamation,
+    /// 2×2 placement.
+    Tetris,
+    /// Diagonal walk.
+    DiagonalWalk,
+}
+
+impl Kind {
+    /// Every game.
+    pub const ALL: [Kind; 5] = [Kind::Cutting, Kind::StoneBoxes, Kind::Reclamation, Kind::Tetris, Kind::DiagonalWalk];
+    /// The four games answered by a closed form (every game but the 2×2 placement game).
+    pub const CLOSED_FORM: [Kind; 4] = [Kind::Cutting, Kind::StoneBoxes, Kind::Reclamation, Kind::DiagonalWalk];
+}
+
+/// The largest sides the tests draw for positions that are not huge: brute forces stay fast.
+pub const SMALL_SIDES: u64 = 9;
+
+/// A random valid position of `kind`. The closed-form games get sizes up to `small` (at least 1),
+/// or in one position of five huge ones (up to 2^64 − 1); boards are 1 to 6 cells a side with a
+/// fifth of their cells blocked, so brute force and search stay fast.
+pub fn random_position(random: &mut SplitMix, kind: Kind, small: u64) -> proto::Position {
+    let huge = random.percent(20);
+    let small = small.max(1);
+    let size = |random: &mut SplitMix| if huge { random.range(1, u64::MAX) } else { random.range(1, small) };
+    let game = match kind {
+        Kind::Cutting => P::Cutting(proto::Cutting {
+            pieces: (0..random.range(1, 3))
+                .map(|_| proto::Piece { width: size(random).max(2), height: size(random).max(2) })
+                .collect(),
+        }),
+        Kind::StoneBoxes => P::StoneBoxes(proto::StoneBoxes {
+            boxes: (0..random.range(1, 3))
+                .map(|_| {
+                    let capacity = size(random);
+                    proto::StoneBox { capacity, stones: random.range(0, capacity) }
+                })
+                .collect(),
+        }),
+        Kind::Reclamation => {
+            let rows = size(random);
+            let mut reclaimed: Vec<proto::Cell> = Vec::new();
+            for _ in 0..random.range(0, 3) {
+                let cell = proto::Cell { row: random.range(1, rows), column: random.range(1, 2) };
+                let conflicts = reclaimed.iter().any(|other| {
+                    other.row == cell.row || (other.column != cell.column && other.row.abs_diff(cell.row) <= 1)
+                });
+                if !conflicts {
+                    reclaimed.push(cell);
+                }
+            }
+            P::Reclamation(proto::Reclamation { rows, reclaimed })
+        }
+        Kind::Tetris => {
+            let (height, width) = (random.range(1, 6) as usize, random.range(1, 6) as usize);
+            P::Tetris(proto::Tetris { rows: random_board(random, height, width, 20) })
+        }
+        Kind::DiagonalWalk => {
+            let (rows, columns) = (size(random), size(random));
+            let step = if random.percent(50) { random.range(1, 3) } else { size(random) };
+            P::DiagonalWalk(proto::DiagonalWalk {
+                rows,
+                columns,
+                step,
+                row: random.range(1, rows),
+                column: random.range(1, columns),
+            })
+        }
+    };
+    proto::Position { game: Some(game) }
+}
+
+/// The rows of a random `height`×`width` board of the 2×2 placement game, each cell blocked
+/// (`1`) with probability `blocked_percent`/100, free (`0`) otherwise.
+pub fn random_board(random: &mut SplitMix, height: usize, width: usize, blocked_percent: u64) -> Vec<String> {
+    (0..height).map(|_| (0..width).map(|_| if random.percent(blocked_percent) { '1' } else { '0' }).collect()).collect()
+}
+
+/// The 2×2 placement position of the board `rows`.
+pub fn board_position(rows: Vec<String>) -> proto::Position {
+    proto::Position { game: Some(P::Tetris(proto::Tetris { rows })) }
+}
+
+/// Puts `count` distinct random values into `store` (24-byte keys, like small canonical components
+/// of boards; values below 64, costs below 2^20) and waits until they are on disk, every 50 000
+/// values too, so that the write buffer never overflows.
+pub fn fill_store(store: &Store, random: &mut SplitMix, count: u64) {
+    for i in 0..count {
+        if i % 50_000 == 0 {
+            store.sync().expect("the values are written");
+        }
+        let key: Vec<u8> = (0..3).flat_map(|_| random.next_u64().to_le_bytes()).collect();
+        store.put(GameTag::Tetris, &key, random.below(64), random.below(1 << 20));
+    }
+    store.sync().expect("the values are written");
+}
+
+/// The 2×2 placement game from its literal rules, on boards of at most 64 cells: a board is the
+/// bitmask of its free cells (bit `row·width + column`), a move blocks a 2×2 square of free cells.
+/// Grundy values are memoized per whole board in a `HashMap`: no splitting into components, no
+/// symmetry. It is the reference of the engine's tests and the plain baseline of its benchmark.
+pub struct BoardBruteForce {
+    squares: Vec<u64>,
+    memo: HashMap<u64, u64>,
+}
+
+impl BoardBruteForce {
+    /// The game on a `height`×`width` board. Panics unless `height·width ≤ 64`.
+    pub fn new(height: usize, width: usize) -> BoardBruteForce {
+        assert!(height * width <= 64, "a {height}×{width} board has more than 64 cells");
+        let mut squares = Vec::new();
+        for row in 0..height.saturating_sub(1) {
+            for column in 0..width.saturating_sub(1) {
+                let at = row * width + column;
+                squares.push(1 << at | 1 << (at + 1) | 1 << (at + width) | 1 << (at + width + 1));
+            }
+        }
+        BoardBruteForce { squares, memo: HashMap::new() }
+    }
+
+    /// The game on the board `rows` (`0` a free cell, anything else blocked), and the bitmask of
+    /// its free cells. Panics unless the board is a non-empty rectangle of at most 64 cells.
+    pub fn for_rows(rows: &[String]) -> (BoardBruteForce, u64) {
+        let width = rows.first().map_or(0, String::len);
+        assert!(width > 0 && rows.iter().all(|row| row.len() == width), "not a rectangle: {rows:?}");
+        let mut free = 0u64;
+        for (row, cells) in rows.iter().enumerate() {
+            for (column, cell) in cells.bytes().enumerate() {
+                if cell == b'0' {
+                    free |= 1 << (row * width + column);
+                }
+            }
+        }
+        (BoardBruteForce::new(rows.len(), width), free)
+    }
+
+    /// The squares a move may block, as bitmasks of their four cells.
+    pub fn squares(&self) -> &[u64] {
+        &self.squares
+    }
+
+    /// The Grundy value of the board whose free cells are the bits of `free`.
+    pub fn grundy(&mut self, free: u64) -> u64 {
+        if let Some(&value) = self.memo.get(&free) {
+            return value;
+        }
+        // A value is at most the number of moves, and 64 cells hold at most 49 squares: a u128
+        // holds every option.
+        let mut options = 0u128;
+        for index in 0..self.squares.len() {
+            let square = self.squares[index];
+            if free & square == square {
+                options |= 1 << self.grundy(free & !square);
+            }
+        }
+        let value = u64::from((!options).trailing_zeros());
+        self.memo.insert(free, value);
+        value
+    }
+
+    /// How many boards have been valued so far (the states the search visited).
+    pub fn states(&self) -> usize {
+        self.memo.len()
+    }
+}
+
+/// The accepted contest solution of HDU 5708 "Alice and Bob": on an `n`×`m` board from `(1, 1)`,
+/// with jumps of `k`, whether the first player (Alice) wins. With `K = k + 1` and `n ≤ m`: she wins
+/// if `n mod K = 0`; otherwise, with `len = n div K`, iff `n + m` is even when `K > 2` and `len`
+/// is odd, and iff `n + m` is odd when not.
+pub fn hdu5708_first_player_wins(n: u64, m: u64, k: u64) -> bool {
+    let (n, m, k) = (u128::from(n.min(m)), u128::from(n.max(m)), u128::from(k) + 1);
+    if n % k == 0 {
+        return true;
+    }
+    if k > 2 && (n / k) % 2 == 1 {
+        (n + m) % 2 == 0
+    } else {
+        (n + m) % 2 == 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_positions_are_valid() {
+        let mut random = SplitMix::new(9);
+        for small in [1, 9, 1000] {
+            for kind in Kind::ALL {
+                for _ in 0..200 {
+                    let position = random_position(&mut random, kind, small);
+                    assert!(crate::convert::position_from_proto(Some(position.clone())).is_ok(), "{position:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_brute_force_knows_small_boards() {
+        let rows = |rows: &[&str]| rows.iter().map(|row| row.to_string()).collect::<Vec<_>>();
+        let (mut empty, free) = BoardBruteForce::for_rows(&rows(&["000", "000"]));
+        assert_eq!((empty.squares().len(), empty.grundy(free)), (2, 1));
+        let (mut sample, free) = BoardBruteForce::for_rows(&rows(&["0000", "0010", "0100", "0000"]));
+        assert_eq!(sample.grundy(free), 0, "HDU 1760's second sample: the first player loses");
+        assert!(sample.states() > 1);
+    }
+}
