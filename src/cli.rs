@@ -193,13 +193,16 @@ async fn explore_here(
         Some(dir) => Arc::new(Store::open(dir, DEFAULT_TABLE_LIMIT)?),
         None => Arc::new(Store::temporary(DEFAULT_TABLE_LIMIT)),
     };
+    // Listening for Ctrl-C from before the job starts: a Ctrl-C after the first progress line is
+    // never the default "kill the process".
+    let mut interrupted = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     let config = JobsConfig { dir: jobs_dir, ..Default::default() };
     let runner = tokio::task::spawn_blocking(move || Runner::start(config, store)).await??;
     let operation = nimber::jobs::operations::explore(&runner, request).await?;
     let stream = nimber::jobs::operations::watch(&runner, operation.name).await?;
     let outcome = tokio::select! {
         last = show_progress(stream.map(|item| item.map_err(anyhow::Error::from))) => Some(last),
-        _ = tokio::signal::ctrl_c() => None,
+        _ = interrupted.recv() => None,
     };
     let finished = match outcome {
         Some(last) => finish(last?, format, &mut Rows::Local(runner.clone())).await,

@@ -5,23 +5,17 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{assert_idle, full_board, occupy_the_only_slot, sample, scrape, solve_request, with_timeout, TestServer};
+use common::{
+    assert_idle, cheap_position, full_board, occupy_the_only_slot, sample, scrape, solve_request, wait_until,
+    with_timeout, TestServer,
+};
 use nimber::proto::{self, position::Game as P, Outcome};
 use tonic::Code;
 
-fn cheap_position() -> proto::Position {
-    proto::Position {
-        game: Some(P::Cutting(proto::Cutting { pieces: vec![proto::Piece { width: 1 << 40, height: 12345 }] })),
-    }
-}
-
-/// Scrapes `url` until the gauge `name` reads `value` (at most 10 s).
-fn wait_for_gauge(url: &str, name: &str, value: f64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while sample(&scrape(url), name) != value {
-        assert!(Instant::now() < deadline, "{name} did not reach {value} within 10 s");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+/// Waits (at most 10 s) until the gauge `name` scraped from `url` reads `value`.
+async fn wait_for_gauge(url: &str, name: &str, value: f64) {
+    let what = format!("{name} to read {value}");
+    wait_until(Duration::from_secs(10), &what, async || sample(&scrape(url), name) == value).await;
 }
 
 const SOLVES_RUNNING: &str = "nimber_expensive_solves_running";
@@ -36,7 +30,7 @@ async fn a_passed_deadline_stops_the_work_and_frees_the_cpu() {
     assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
     // A 14×14 board takes minutes: an answer within seconds means the solve stopped at the deadline.
     assert!(started.elapsed() < Duration::from_secs(2), "answered in {:?}", started.elapsed());
-    wait_for_gauge(server.metrics_url.as_deref().unwrap(), SOLVES_RUNNING, 0.0);
+    wait_for_gauge(server.metrics_url.as_deref().unwrap(), SOLVES_RUNNING, 0.0).await;
     assert_idle(server.pid());
 }
 
@@ -46,9 +40,9 @@ async fn a_cancelled_call_stops_the_work_and_frees_the_cpu() {
     let url = server.metrics_url.clone().unwrap();
     let mut client = server.client().await;
     let call = tokio::spawn(async move { client.solve(solve_request(full_board(14))).await });
-    wait_for_gauge(&url, SOLVES_RUNNING, 1.0);
+    wait_for_gauge(&url, SOLVES_RUNNING, 1.0).await;
     call.abort();
-    wait_for_gauge(&url, SOLVES_RUNNING, 0.0);
+    wait_for_gauge(&url, SOLVES_RUNNING, 0.0).await;
     assert_idle(server.pid());
 }
 
@@ -59,7 +53,7 @@ async fn expensive_solves_past_the_limit_wait_then_get_resource_exhausted_while_
     let busy = tokio::spawn(async move {
         busy_client.solve(with_timeout(solve_request(full_board(14)), Duration::from_millis(1500))).await
     });
-    wait_for_gauge(server.metrics_url.as_deref().unwrap(), SOLVES_RUNNING, 1.0);
+    wait_for_gauge(server.metrics_url.as_deref().unwrap(), SOLVES_RUNNING, 1.0).await;
     let mut client = server.client().await;
     let status =
         client.solve(with_timeout(solve_request(full_board(13)), Duration::from_millis(400))).await.unwrap_err();
@@ -114,14 +108,11 @@ async fn metrics_count_requests_codes_latency_and_the_cache() {
     assert_eq!(sample(&scraped, "nimber_request_duration_seconds_bucket{rpc=\"Solve\",le=\"+Inf\"}"), 5.0);
     assert!(sample(&scraped, "nimber_positions_computed_total") > 0.0);
     // The store's writer thread writes within 100 ms; entries and size count what is on disk.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let stored = |scraped: &str| {
-        sample(scraped, "nimber_cache_entries") > 0.0 && sample(scraped, "nimber_cache_size_bytes") > 0.0
-    };
-    while !stored(&scrape(&url)) {
-        assert!(std::time::Instant::now() < deadline, "no cache entries or size 10 s after a search");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(Duration::from_secs(10), "cache entries and size after a search", async || {
+        let scraped = scrape(&url);
+        sample(&scraped, "nimber_cache_entries") > 0.0 && sample(&scraped, "nimber_cache_size_bytes") > 0.0
+    })
+    .await;
 
     let before = sample(&scraped, "nimber_cache_hits_total");
     client.solve(solve_request(full_board(7))).await.unwrap();
