@@ -57,7 +57,7 @@ fn stone_boxes(c: &mut Criterion) {
 fn random_strip(random: &mut SplitMix, rows: u64, cells: u64) -> Strip {
     let band = rows / cells;
     let reclaimed = (0..cells)
-        .map(|i| Cell { row: i * band + 1 + random.next_u64() % (band - 2), column: 1 + (random.next_u64() % 2) as u8 })
+        .map(|i| Cell { row: i * band + 1 + random.next_u64() % (band - 2), column: 1 + random.next_u64() % 2 })
         .collect::<Vec<_>>();
     // Cells in bands of rows never touch: every band leaves its last row free.
     Strip::new(rows, reclaimed).expect("a legal strip")

@@ -3,6 +3,7 @@
 //! validating constructor decides what is legal.
 
 use crate::games::analysis::{self, Analysis};
+use crate::games::sum::SumValue;
 use crate::games::sum::{self, Sum};
 use crate::games::{
     cutting, diagonal_walk, reclamation, stone_boxes, tetris, too_many_items, Move, Outcome, Position, Stats, Value,
@@ -74,17 +75,8 @@ fn game_from_proto(position: proto::Position, depth: usize, items: &mut usize) -
             Position::StoneBoxes(stone_boxes::Boxes::new(boxes.collect()).map_err(invalid)?)
         }
         ProtoGame::Reclamation(strip) => {
-            let cells = strip
-                .reclaimed
-                .iter()
-                .enumerate()
-                .map(|(index, cell)| {
-                    let column = u8::try_from(cell.column).ok().filter(|c| (1..=2).contains(c)).ok_or_else(|| {
-                        invalid(format!("reclamation.reclaimed[{index}].column ({}) must be 1 or 2", cell.column))
-                    })?;
-                    Ok(reclamation::Cell { row: cell.row, column })
-                })
-                .collect::<Result<Vec<_>, InvalidArgument>>()?;
+            let cells = strip.reclaimed.iter().map(|cell| reclamation::Cell { row: cell.row, column: cell.column });
+            let cells = cells.collect();
             Position::Reclamation(reclamation::Strip::new(strip.rows, cells).map_err(invalid)?)
         }
         ProtoGame::Tetris(board) => Position::Tetris(Box::new(tetris::Board::new(&board.rows).map_err(invalid)?)),
@@ -142,7 +134,7 @@ pub fn position_to_proto(position: &Position) -> proto::Position {
 }
 
 fn cell_to_proto(cell: &reclamation::Cell) -> proto::Cell {
-    proto::Cell { row: cell.row, column: u64::from(cell.column) }
+    proto::Cell { row: cell.row, column: cell.column }
 }
 
 /// 1-based index of a 0-based list position, as the API counts.
@@ -185,7 +177,7 @@ pub fn move_to_proto(mv: &Move) -> proto::Move {
 }
 
 /// The protobuf outcome of a value.
-pub fn outcome_to_proto(value: Value) -> proto::Outcome {
+pub fn outcome_to_proto(value: impl Value) -> proto::Outcome {
     match value.outcome() {
         Outcome::NextPlayerWins => proto::Outcome::NextPlayerWins,
         Outcome::PreviousPlayerWins => proto::Outcome::PreviousPlayerWins,
@@ -225,7 +217,7 @@ pub fn page_from_proto(limit: u32, page_token: &str) -> Result<(u128, usize), In
 const PAGE_TOKEN_PREFIX: &str = "offset:";
 
 /// The protobuf form of an analysis.
-pub fn analysis_to_proto(analysis: &Analysis<Move>, stats: proto::Stats) -> proto::AnalyzeResponse {
+pub fn analysis_to_proto(analysis: &Analysis<Move, SumValue>, stats: proto::Stats) -> proto::AnalyzeResponse {
     let saturate = |count: u128| u64::try_from(count).unwrap_or(u64::MAX);
     proto::AnalyzeResponse {
         outcome: outcome_to_proto(analysis.value) as i32,

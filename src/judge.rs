@@ -2,7 +2,9 @@
 //! checked against the original judges: read the whole standard input, print exactly what the
 //! original problem expects.
 
-use crate::games::{cutting, diagonal_walk, reclamation, stone_boxes, tetris, Game, Interrupted, Outcome, Solver};
+use crate::games::{
+    cutting, diagonal_walk, reclamation, stone_boxes, tetris, Game, Interrupted, Outcome, Solver, Value,
+};
 
 /// The original problems the judge command speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -115,8 +117,6 @@ pub fn judge(problem: Problem, input: &str, solver: &mut Solver) -> Result<Strin
                     .map(|_| {
                         let row = tokens.expect_u64("ri")?;
                         let column = tokens.expect_u64("ci")?;
-                        let column =
-                            u8::try_from(column).map_err(|_| malformed(format!("ci: {column} is not 1 or 2")))?;
                         Ok(reclamation::Cell { row, column })
                     })
                     .collect::<Result<Vec<_>, JudgeError>>()?;

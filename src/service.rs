@@ -12,7 +12,8 @@ use tonic::{Request, Response, Status};
 
 use crate::cache::Store;
 use crate::convert::{self, InvalidArgument};
-use crate::games::analysis::{self, AnalysisError};
+use crate::games::analysis;
+use crate::games::sum::SumValue;
 use crate::games::{Budget, Game, Interrupted, Memo, Position, Solver, Stats, Value};
 use crate::metrics::{code_name, Metrics};
 use crate::proto;
@@ -237,7 +238,7 @@ impl SolverService {
     /// The value of a position whose boards need no search (the memo holds all their searched
     /// components), answered without an expensive-solve slot: from memory on this thread, else from
     /// the store on the blocking pool (a few reads, one per component). `None`: a search is needed.
-    async fn value_without_search(&self, position: &Position) -> Option<(Value, Stats, Duration)> {
+    async fn value_without_search(&self, position: &Position) -> Option<(SumValue, Stats, Duration)> {
         let started = Instant::now();
         let store = self.engine.store.clone();
         let (value, hits) = match position.value_without_search(&|game, key| store.peek(game, key)) {
@@ -264,7 +265,7 @@ impl SolverService {
             .run(position, cheap, deadline, |position, solver| {
                 let (value, mv) = position.best_move(solver)?;
                 let best = mv.map(|mv| {
-                    let after = position.play(&mv);
+                    let after = position.play_unchecked(&mv);
                     (mv, after)
                 });
                 Ok((value, best))
@@ -292,17 +293,11 @@ impl SolverService {
         let position = convert::position_from_proto(request.position)?;
         let (offset, limit) = convert::page_from_proto(request.limit, &request.page_token)?;
         // Analysis evaluates up to thousands of moves: inline only when there are few.
-        let cheap = position.is_cheap() && position.move_count() <= CHEAP_ANALYSIS_MOVES;
+        let cheap = position.is_cheap() && position.moves().len() <= CHEAP_ANALYSIS_MOVES;
         let (analysis, stats, elapsed) = self
-            .run(position, cheap, deadline, move |position, solver| {
-                match analysis::analyze(position, offset, limit, solver) {
-                    Ok(analysis) => Ok(Ok(analysis)),
-                    Err(AnalysisError::Interrupted(interrupted)) => Err(interrupted),
-                    Err(error @ AnalysisError::TailTooDeep(_)) => Ok(Err(InvalidArgument(error.to_string()))),
-                }
-            })
+            .run(position, cheap, deadline, move |position, solver| analysis::analyze(position, offset, limit, solver))
             .await?;
-        Ok(convert::analysis_to_proto(&analysis?, convert::stats_to_proto(stats, elapsed)))
+        Ok(convert::analysis_to_proto(&analysis, convert::stats_to_proto(stats, elapsed)))
     }
 
     /// One item of a stream: its answer, or its error in the response.

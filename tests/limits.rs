@@ -4,6 +4,7 @@
 
 mod common;
 
+use nimber::games::Value;
 use std::time::{Duration, Instant};
 
 use common::{

@@ -5,6 +5,7 @@ mod common;
 
 use common::{engine_value, solve_request, TestServer};
 use nimber::games::Game;
+use nimber::games::Value;
 use nimber::proto::{self, position::Game as P, Outcome};
 use tonic::Code;
 
@@ -83,7 +84,7 @@ async fn check_best_move(
     let best =
         client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
     let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
-    let has_moves = domain.moves().next().is_some();
+    let has_moves = !domain.moves().is_empty();
     assert_eq!(best.r#move.is_some(), has_moves, "{position:?}");
     let outcome = best.outcome();
     let Some(after) = best.after else { return };

@@ -18,7 +18,7 @@ use super::family::{self, Family, Job};
 use super::{is_final, status, JobRecord, JobStore, StoreResult};
 use crate::cache::lock;
 use crate::convert;
-use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, Solver, Stats};
+use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, Solver, Stats, Value};
 use crate::google::longrunning::Operation;
 use crate::proto::{self, explore_result::Answer, ExploreState};
 
@@ -530,7 +530,7 @@ impl Shared {
                     outcome: convert::outcome_to_proto(value) as i32,
                     grundy: value.nimber(),
                     r#move: mv.as_ref().map(convert::move_to_proto),
-                    after: mv.map(|mv| convert::position_to_proto(&position.play(&mv))),
+                    after: mv.map(|mv| convert::position_to_proto(&position.play_unchecked(&mv))),
                     stats: Some(convert::stats_to_proto(solver.stats, started.elapsed())),
                 })
             }

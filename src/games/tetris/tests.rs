@@ -8,7 +8,7 @@ use super::bits::{transpose, Canonical, Placements};
 use super::strip::Strip;
 use super::window::{self, Window};
 use super::*;
-use crate::games::{Budget, GameTag, Memo, NoMemo, Outcome};
+use crate::games::{Budget, GameTag, Memo, NoMemo, Outcome, Value};
 use crate::random::SplitMix;
 
 /// The literal game: cells as a bitmask (`r·width + c`), a move blocks a 2×2 square of free
@@ -293,21 +293,21 @@ fn best_move_and_move_to_reach_their_targets() {
         let mut solver = Solver::in_memory();
         let (v, mv) = board.best_move(&mut solver).expect("no deadline");
         let g = v.nimber().expect("normal play");
-        assert_eq!(Value::Nimber(g), board.value(&mut solver).expect("no deadline"));
+        assert_eq!(g, board.value(&mut solver).expect("no deadline"));
         match mv {
-            None => assert_eq!(board.moves().count(), 0),
+            None => assert_eq!(board.moves().len(), 0),
             Some(mv) => {
-                assert!(board.moves().any(|m| m == mv));
-                let after = value(&board.play(&mv));
+                assert!(board.moves().iter().any(|m| m == mv));
+                let after = value(&board.play_unchecked(&mv));
                 if g != 0 {
                     assert_eq!(after, 0, "winning move {mv:?} on {:?}", board.rows());
                 }
             }
         }
         for target in 0..g {
-            let mv = board.move_to(Value::Nimber(target), &mut solver).expect("no deadline");
+            let mv = board.first_move_to(target, &mut solver).expect("no deadline");
             let mv = mv.expect("every smaller value is an option");
-            assert_eq!(value(&board.play(&mv)), target);
+            assert_eq!(value(&board.play_unchecked(&mv)), target);
         }
     }
 }
@@ -417,16 +417,17 @@ fn strip_canonical_form_is_shared_by_all_images() {
 #[test]
 fn moves_are_row_major_and_play_blocks_the_square() {
     let b = board(&["000", "000", "001"]);
-    let moves: Vec<Placement> = b.moves().collect();
+    let moves: Vec<Placement> = b.moves().iter().collect();
     let expected = [(1, 1), (1, 2), (2, 1)].map(|(row, column)| Placement { row, column });
     assert_eq!(moves, expected);
-    let after = b.play(&Placement { row: 1, column: 2 });
+    let after = b.play_unchecked(&Placement { row: 1, column: 2 });
     assert_eq!(after.rows(), ["011", "011", "001"]);
     assert_eq!((after.height(), after.width()), (3, 3));
     assert!(after.is_free(1, 1) && !after.is_free(1, 2) && !after.is_free(4, 1));
     assert_eq!(board(&["..#", "#.."]).rows(), ["001", "100"]);
-    // Squares off the board block nothing.
-    assert_eq!(b.play(&Placement { row: usize::MAX, column: 3 }), b);
+    // Squares off the board are not legal.
+    assert!(!b.is_legal(&Placement { row: usize::MAX, column: 3 }));
+    assert!(!b.is_legal(&Placement { row: 2, column: 2 }));
 }
 
 #[test]
@@ -477,7 +478,7 @@ fn persistent_memo_makes_a_second_solve_free_and_deadlines_interrupt() {
     let v = board.value(&mut first).expect("no deadline");
     assert!(first.stats.positions_computed > 0);
     assert!(!memo.0.lock().expect("not poisoned").is_empty());
-    assert_eq!(v, Value::Nimber(value(&board)));
+    assert_eq!(v, value(&board));
 
     let mut second = Solver::new(Budget::unlimited(), &memo);
     assert_eq!(board.value(&mut second), Ok(v));
@@ -540,12 +541,14 @@ fn thin_long_boards_match_the_brute_force_both_ways_round() {
         let tall = Board::new(&turned).expect("a thin board");
         assert_eq!(value(&tall), expected, "{turned:?}");
         for board in [&wide, &tall] {
-            let legal: Vec<Placement> = board.moves().collect();
+            let legal: Vec<Placement> = board.moves().iter().collect();
             assert_eq!(legal.len(), BruteForce::new(2, length).squares.iter().filter(|&&sq| free & sq == sq).count());
             let (total, best) = board.best_move(&mut Solver::in_memory()).unwrap();
-            assert_eq!(total, Value::Nimber(expected));
+            assert_eq!(total, expected);
             match best {
-                Some(mv) if expected != 0 => assert_eq!(value(&board.play(&mv)), 0, "{:?} {mv:?}", board.rows()),
+                Some(mv) if expected != 0 => {
+                    assert_eq!(value(&board.play_unchecked(&mv)), 0, "{:?} {mv:?}", board.rows())
+                }
                 Some(mv) => assert!(legal.contains(&mv)),
                 None => assert!(legal.is_empty()),
             }
@@ -567,7 +570,7 @@ fn boards_whose_components_are_memoized_are_valued_without_search() {
         let lookup = |key: &[u8]| memo.get(GameTag::Tetris, key);
         let before = board.value_without_search(&lookup);
         let mut solver = Solver::new(Budget::unlimited(), &memo);
-        let Value::Nimber(expected) = board.value(&mut solver).expect("no deadline") else { unreachable!() };
+        let expected = board.value(&mut solver).expect("no deadline");
         // Before the solve only boards without searched components are known; after it every one is,
         // with the solve's value, and with one lookup per memoized top-level component.
         if solver.stats.positions_computed > 0 {
