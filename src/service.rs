@@ -76,7 +76,7 @@ impl ServiceError {
 pub fn to_status(error: ServiceError) -> Status {
     let code = error.code();
     let message = match error {
-        ServiceError::InvalidArgument(error) => error.0,
+        ServiceError::InvalidArgument(error) => return error.into_status(),
         ServiceError::Interrupted(Interrupted::DeadlineExceeded) => {
             "the solve did not finish within the deadline (the caller's or --max-solve-ms)".into()
         }

@@ -57,6 +57,81 @@ pub fn mex(values: impl IntoIterator<Item = u64>) -> u64 {
     seen.iter().enumerate().find(|&(i, &v)| v != i as u64).map_or(seen.len() as u64, |(i, _)| i as u64)
 }
 
+/// One step of the path to a field: a named field or an index into a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A field, by its name in the game's own terms.
+    Field(&'static str),
+    /// An element of a list, 0-based.
+    Index(usize),
+}
+
+/// The path to a field of a game's setup, in the game's own terms: e.g. `pieces[1].width`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldPath(pub Vec<Step>);
+
+impl FieldPath {
+    /// The field `name` of the setup.
+    pub fn field(name: &'static str) -> Self {
+        FieldPath(vec![Step::Field(name)])
+    }
+
+    /// Element `index` of this list.
+    pub fn at(mut self, index: usize) -> Self {
+        self.0.push(Step::Index(index));
+        self
+    }
+
+    /// The field `name` of this field.
+    pub fn then(mut self, name: &'static str) -> Self {
+        self.0.push(Step::Field(name));
+        self
+    }
+}
+
+impl std::fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (number, step) in self.0.iter().enumerate() {
+            match step {
+                Step::Field(name) if number == 0 => f.write_str(name)?,
+                Step::Field(name) => write!(f, ".{name}")?,
+                Step::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a game's validating constructor refused a setup: the field at fault and what is wrong with
+/// it, so that each caller can name fields its own way (the service as protobuf field paths, the
+/// judge in the problem's words).
+pub trait SetupError: std::error::Error {
+    /// The field at fault.
+    fn field(&self) -> FieldPath;
+    /// What is wrong with the field, as the rest of a sentence that starts with its name; `name`
+    /// renders the other fields it refers to.
+    fn problem(&self, name: &dyn Fn(&FieldPath) -> String) -> String;
+}
+
+/// The sentence of `error` with fields named by `name`: the field at fault, then its problem.
+pub fn describe(error: &dyn SetupError, name: &dyn Fn(&FieldPath) -> String) -> String {
+    format!("{} {}", name(&error.field()), error.problem(name))
+}
+
+/// Implements `Display` for a [`SetupError`]: the sentence with the fields' own paths.
+macro_rules! display_setup_error {
+    ($error:ty) => {
+        impl std::fmt::Display for $error {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&$crate::games::describe(self, &|path| path.to_string()))
+            }
+        }
+
+        impl std::error::Error for $error {}
+    };
+}
+pub(crate) use display_setup_error;
+
 /// Why a solve stopped before it had an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Interrupted {

@@ -17,7 +17,7 @@
 //! so every size up to `u64::MAX` is answered in constant time.
 
 use super::sum::SumValue;
-use super::{Game, Interrupted, MoveSet, Solver};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, SetupError, Solver};
 
 /// The most pieces a position may hold.
 pub const MAX_PIECES: usize = 100_000;
@@ -323,23 +323,25 @@ pub enum CuttingError {
     },
 }
 
-impl std::fmt::Display for CuttingError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl SetupError for CuttingError {
+    fn field(&self) -> FieldPath {
+        let pieces = FieldPath::field("pieces");
+        match *self {
+            CuttingError::ZeroWidth { piece } => pieces.at(piece).then("width"),
+            CuttingError::ZeroHeight { piece } => pieces.at(piece).then("height"),
+            CuttingError::TooManyPieces { .. } => pieces,
+        }
+    }
+
+    fn problem(&self, _name: &dyn Fn(&FieldPath) -> String) -> String {
         match self {
-            CuttingError::ZeroWidth { piece } => {
-                write!(f, "cutting.pieces[{piece}].width is 0; it must be at least 1")
-            }
-            CuttingError::ZeroHeight { piece } => {
-                write!(f, "cutting.pieces[{piece}].height is 0; it must be at least 1")
-            }
-            CuttingError::TooManyPieces { count } => {
-                write!(f, "cutting.pieces has {count} pieces; the limit is {MAX_PIECES}")
-            }
+            CuttingError::ZeroWidth { .. } | CuttingError::ZeroHeight { .. } => "is 0; it must be at least 1".into(),
+            CuttingError::TooManyPieces { count } => format!("has {count} pieces; the limit is {MAX_PIECES}"),
         }
     }
 }
 
-impl std::error::Error for CuttingError {}
+display_setup_error!(CuttingError);
 
 /// A position of the cutting game: the pieces of paper on the table, in order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -898,11 +900,11 @@ mod tests {
         assert_eq!(value_of(&strip.play_unchecked(&cut.expect("a 1×1 to cut off"))), SumValue::Finished);
 
         let err = Paper::new(vec![Piece { width: 2, height: 2 }, Piece { width: 0, height: 3 }]).unwrap_err();
-        assert_eq!(err.to_string(), "cutting.pieces[1].width is 0; it must be at least 1");
+        assert_eq!(err.to_string(), "pieces[1].width is 0; it must be at least 1");
         let err = Paper::new(vec![Piece { width: 2, height: 0 }]).unwrap_err();
-        assert_eq!(err.to_string(), "cutting.pieces[0].height is 0; it must be at least 1");
+        assert_eq!(err.to_string(), "pieces[0].height is 0; it must be at least 1");
         let err = Paper::new(vec![Piece { width: 2, height: 2 }; MAX_PIECES + 1]).unwrap_err();
-        assert_eq!(err.to_string(), "cutting.pieces has 100001 pieces; the limit is 100000");
+        assert_eq!(err.to_string(), "pieces has 100001 pieces; the limit is 100000");
         assert!(Paper::new(vec![Piece { width: 2, height: 2 }; MAX_PIECES]).is_ok());
     }
 }

@@ -32,9 +32,7 @@
 //! The base case `a = b = 0` has value 0 = the claim. The tests also check the formula against the
 //! literal Grundy recursion for every `a, b ≤ 300` and every `k ≤ 40`, and for steps past the board.
 
-use std::fmt;
-
-use super::{Game, Interrupted, MoveSet, Nimber, Solver};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SetupError, Solver};
 
 /// Why a walk could not be set up.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,23 +59,31 @@ pub enum DiagonalWalkError {
     },
 }
 
-impl fmt::Display for DiagonalWalkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl SetupError for DiagonalWalkError {
+    fn field(&self) -> FieldPath {
+        FieldPath::field(match self {
+            DiagonalWalkError::NoRows => "rows",
+            DiagonalWalkError::NoColumns => "columns",
+            DiagonalWalkError::NoStep => "step",
+            DiagonalWalkError::RowOutOfRange { .. } => "row",
+            DiagonalWalkError::ColumnOutOfRange { .. } => "column",
+        })
+    }
+
+    fn problem(&self, _name: &dyn Fn(&FieldPath) -> String) -> String {
         match self {
-            DiagonalWalkError::NoRows => write!(f, "diagonal_walk.rows must be at least 1"),
-            DiagonalWalkError::NoColumns => write!(f, "diagonal_walk.columns must be at least 1"),
-            DiagonalWalkError::NoStep => write!(f, "diagonal_walk.step must be at least 1"),
-            DiagonalWalkError::RowOutOfRange { row, rows } => {
-                write!(f, "diagonal_walk.row ({row}) must be between 1 and {rows}")
+            DiagonalWalkError::NoRows | DiagonalWalkError::NoColumns | DiagonalWalkError::NoStep => {
+                "must be at least 1".into()
             }
+            DiagonalWalkError::RowOutOfRange { row, rows } => format!("({row}) must be between 1 and {rows}"),
             DiagonalWalkError::ColumnOutOfRange { column, columns } => {
-                write!(f, "diagonal_walk.column ({column}) must be between 1 and {columns}")
+                format!("({column}) must be between 1 and {columns}")
             }
         }
     }
 }
 
-impl std::error::Error for DiagonalWalkError {}
+display_setup_error!(DiagonalWalkError);
 
 /// A move of the token, in move order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -382,13 +388,13 @@ mod tests {
     #[test]
     fn invalid_walks_name_the_field() {
         let message = |n, m, k, x, y| Walk::new(n, m, k, x, y).expect_err("invalid").to_string();
-        assert_eq!(message(0, 5, 1, 1, 1), "diagonal_walk.rows must be at least 1");
-        assert_eq!(message(5, 0, 1, 1, 1), "diagonal_walk.columns must be at least 1");
-        assert_eq!(message(5, 5, 0, 1, 1), "diagonal_walk.step must be at least 1");
-        assert_eq!(message(5, 5, 1, 0, 1), "diagonal_walk.row (0) must be between 1 and 5");
-        assert_eq!(message(5, 5, 1, 6, 1), "diagonal_walk.row (6) must be between 1 and 5");
-        assert_eq!(message(5, 7, 1, 2, 0), "diagonal_walk.column (0) must be between 1 and 7");
-        assert_eq!(message(5, 7, 1, 2, 8), "diagonal_walk.column (8) must be between 1 and 7");
+        assert_eq!(message(0, 5, 1, 1, 1), "rows must be at least 1");
+        assert_eq!(message(5, 0, 1, 1, 1), "columns must be at least 1");
+        assert_eq!(message(5, 5, 0, 1, 1), "step must be at least 1");
+        assert_eq!(message(5, 5, 1, 0, 1), "row (0) must be between 1 and 5");
+        assert_eq!(message(5, 5, 1, 6, 1), "row (6) must be between 1 and 5");
+        assert_eq!(message(5, 7, 1, 2, 0), "column (0) must be between 1 and 7");
+        assert_eq!(message(5, 7, 1, 2, 8), "column (8) must be between 1 and 7");
         let walk = Walk::new(5, 7, 3, 2, 4).expect("valid");
         assert_eq!((walk.rows(), walk.columns(), walk.step(), walk.row(), walk.column()), (5, 7, 3, 2, 4));
     }

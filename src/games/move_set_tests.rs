@@ -179,7 +179,7 @@ fn every_game_matches_search_on_small_positions() {
     for first in &pool {
         assert_move_sets_match_search(first, &sum_targets());
         for second in &pool {
-            let sum = Position::Sum(Sum::new(vec![first.clone(), second.clone()]).expect("valid"));
+            let sum = Position::Sum(Sum::new(vec![first.clone(), second.clone()], 0).expect("valid"));
             assert_move_sets_match_search(&sum, &sum_targets());
         }
     }

@@ -35,9 +35,7 @@
 //! The tests check this against the contest's own recursion for `len ≤ 1000` and the value of every
 //! legal position of every strip with at most 10 rows against a brute force over whole positions.
 
-use std::fmt;
-
-use super::{Game, Interrupted, MoveSet, Nimber, Solver};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SetupError, Solver};
 
 /// The most reclaimed cells a strip may be given.
 pub const MAX_RECLAIMED: usize = 100_000;
@@ -99,35 +97,42 @@ pub enum ReclamationError {
     },
 }
 
-impl fmt::Display for ReclamationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl SetupError for ReclamationError {
+    fn field(&self) -> FieldPath {
+        let reclaimed = FieldPath::field("reclaimed");
+        match *self {
+            ReclamationError::NoRows => FieldPath::field("rows"),
+            ReclamationError::TooManyCells { .. } => reclaimed,
+            ReclamationError::RowOutOfRange { index, .. } => reclaimed.at(index).then("row"),
+            ReclamationError::ColumnOutOfRange { index, .. } => reclaimed.at(index).then("column"),
+            ReclamationError::DuplicateCell { second, .. } => reclaimed.at(second),
+            ReclamationError::ForbiddenPair { first, .. } => reclaimed.at(first),
+        }
+    }
+
+    fn problem(&self, name: &dyn Fn(&FieldPath) -> String) -> String {
+        let cell = |index: usize| name(&FieldPath::field("reclaimed").at(index));
         match self {
-            ReclamationError::NoRows => write!(f, "reclamation.rows must be at least 1"),
-            ReclamationError::TooManyCells { count } => {
-                write!(f, "reclamation.reclaimed has {count} cells; the limit is {MAX_RECLAIMED}")
+            ReclamationError::NoRows => "must be at least 1".into(),
+            ReclamationError::TooManyCells { count } => format!("has {count} cells; the limit is {MAX_RECLAIMED}"),
+            ReclamationError::RowOutOfRange { row, rows, .. } => format!("({row}) must be between 1 and {rows}"),
+            ReclamationError::ColumnOutOfRange { column, .. } => format!("({column}) must be 1 or 2"),
+            ReclamationError::DuplicateCell { first, cell: repeated, .. } => {
+                format!("(row {}, column {}) repeats {}", repeated.row, repeated.column, cell(*first))
             }
-            ReclamationError::RowOutOfRange { index, row, rows } => {
-                write!(f, "reclamation.reclaimed[{index}].row ({row}) must be between 1 and {rows}")
-            }
-            ReclamationError::ColumnOutOfRange { index, column } => {
-                write!(f, "reclamation.reclaimed[{index}].column ({column}) must be 1 or 2")
-            }
-            ReclamationError::DuplicateCell { first, second, cell } => write!(
-                f,
-                "reclamation.reclaimed[{second}] (row {}, column {}) repeats reclamation.reclaimed[{first}]",
-                cell.row, cell.column
-            ),
-            ReclamationError::ForbiddenPair { first, first_cell, second, second_cell } => write!(
-                f,
-                "reclamation.reclaimed[{first}] (row {}, column {}) and reclamation.reclaimed[{second}] \
-                 (row {}, column {}) forbid each other",
-                first_cell.row, first_cell.column, second_cell.row, second_cell.column
+            ReclamationError::ForbiddenPair { first_cell, second, second_cell, .. } => format!(
+                "(row {}, column {}) and {} (row {}, column {}) forbid each other",
+                first_cell.row,
+                first_cell.column,
+                cell(*second),
+                second_cell.row,
+                second_cell.column
             ),
         }
     }
 }
 
-impl std::error::Error for ReclamationError {}
+display_setup_error!(ReclamationError);
 
 /// A position: an r×2 strip and its reclaimed cells, which never forbid each other.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -776,23 +781,20 @@ mod tests {
     #[test]
     fn invalid_strips_name_the_offending_cells() {
         let message = |rows, cells| Strip::new(rows, cells).expect_err("invalid").to_string();
-        assert_eq!(message(0, vec![]), "reclamation.rows must be at least 1");
-        assert_eq!(
-            message(5, vec![cell(1, 1), cell(0, 1)]),
-            "reclamation.reclaimed[1].row (0) must be between 1 and 5"
-        );
-        assert_eq!(message(5, vec![cell(6, 2)]), "reclamation.reclaimed[0].row (6) must be between 1 and 5");
-        assert_eq!(message(5, vec![cell(2, 1), cell(4, 3)]), "reclamation.reclaimed[1].column (3) must be 1 or 2");
-        assert_eq!(message(5, vec![cell(2, 0)]), "reclamation.reclaimed[0].column (0) must be 1 or 2");
+        assert_eq!(message(0, vec![]), "rows must be at least 1");
+        assert_eq!(message(5, vec![cell(1, 1), cell(0, 1)]), "reclaimed[1].row (0) must be between 1 and 5");
+        assert_eq!(message(5, vec![cell(6, 2)]), "reclaimed[0].row (6) must be between 1 and 5");
+        assert_eq!(message(5, vec![cell(2, 1), cell(4, 3)]), "reclaimed[1].column (3) must be 1 or 2");
+        assert_eq!(message(5, vec![cell(2, 0)]), "reclaimed[0].column (0) must be 1 or 2");
         assert_eq!(
             message(9, vec![cell(4, 1), cell(1, 2), cell(4, 1)]),
-            "reclamation.reclaimed[2] (row 4, column 1) repeats reclamation.reclaimed[0]"
+            "reclaimed[2] (row 4, column 1) repeats reclaimed[0]"
         );
         for (a, b) in [(cell(3, 1), cell(3, 2)), (cell(3, 1), cell(4, 2)), (cell(4, 1), cell(3, 2))] {
             assert_eq!(
                 message(9, vec![cell(8, 2), a, b]),
                 format!(
-                    "reclamation.reclaimed[1] (row {}, column {}) and reclamation.reclaimed[2] (row {}, column {}) \
+                    "reclaimed[1] (row {}, column {}) and reclaimed[2] (row {}, column {}) \
                      forbid each other",
                     a.row, a.column, b.row, b.column
                 )
@@ -801,7 +803,7 @@ mod tests {
         let err = Strip::new(u64::MAX, vec![cell(u64::MAX, 1), cell(u64::MAX - 1, 2)]).expect_err("conflict");
         assert!(matches!(err, ReclamationError::ForbiddenPair { first: 0, second: 1, .. }));
         let too_many: Vec<Cell> = (1..=MAX_RECLAIMED as u64 + 1).map(|row| cell(row, 1)).collect();
-        assert_eq!(message(u64::MAX, too_many), "reclamation.reclaimed has 100001 cells; the limit is 100000");
+        assert_eq!(message(u64::MAX, too_many), "reclaimed has 100001 cells; the limit is 100000");
         assert!(Strip::new(9, vec![cell(3, 1), cell(5, 2), cell(2, 1), cell(6, 2)]).is_ok());
     }
 

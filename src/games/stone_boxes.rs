@@ -4,7 +4,7 @@
 //!
 //! The boxes are independent, so a position's value is the XOR of [`box_value`] over its boxes.
 
-use super::{Game, Interrupted, MoveSet, Nimber, Solver};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SetupError, Solver};
 
 /// The most boxes a position may hold.
 pub const MAX_BOXES: usize = 100_000;
@@ -135,20 +135,26 @@ pub enum StoneBoxesError {
     },
 }
 
-impl std::fmt::Display for StoneBoxesError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl SetupError for StoneBoxesError {
+    fn field(&self) -> FieldPath {
+        let boxes = FieldPath::field("boxes");
+        match *self {
+            StoneBoxesError::StonesExceedCapacity { box_index, .. } => boxes.at(box_index).then("stones"),
+            StoneBoxesError::TooManyBoxes { .. } => boxes,
+        }
+    }
+
+    fn problem(&self, _name: &dyn Fn(&FieldPath) -> String) -> String {
         match self {
-            StoneBoxesError::StonesExceedCapacity { box_index, stones, capacity } => {
-                write!(f, "stone_boxes.boxes[{box_index}].stones ({stones}) exceeds capacity ({capacity})")
+            StoneBoxesError::StonesExceedCapacity { stones, capacity, .. } => {
+                format!("({stones}) exceeds capacity ({capacity})")
             }
-            StoneBoxesError::TooManyBoxes { count } => {
-                write!(f, "stone_boxes.boxes has {count} boxes; the limit is {MAX_BOXES}")
-            }
+            StoneBoxesError::TooManyBoxes { count } => format!("has {count} boxes; the limit is {MAX_BOXES}"),
         }
     }
 }
 
-impl std::error::Error for StoneBoxesError {}
+display_setup_error!(StoneBoxesError);
 
 /// A position of the stone boxes game: the boxes, in order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -531,9 +537,9 @@ mod tests {
         assert_eq!(empty.moves().len(), 0);
         let err =
             Boxes::new(vec![StoneBox { capacity: 5, stones: 1 }, StoneBox { capacity: 10, stones: 12 }]).unwrap_err();
-        assert_eq!(err.to_string(), "stone_boxes.boxes[1].stones (12) exceeds capacity (10)");
+        assert_eq!(err.to_string(), "boxes[1].stones (12) exceeds capacity (10)");
         let err = Boxes::new(vec![StoneBox { capacity: 1, stones: 0 }; MAX_BOXES + 1]).unwrap_err();
-        assert_eq!(err.to_string(), "stone_boxes.boxes has 100001 boxes; the limit is 100000");
+        assert_eq!(err.to_string(), "boxes has 100001 boxes; the limit is 100000");
         assert!(Boxes::new(vec![StoneBox { capacity: 1, stones: 0 }; MAX_BOXES]).is_ok());
     }
 }

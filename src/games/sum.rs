@@ -2,7 +2,10 @@
 //! components' nimbers (Sprague–Grundy), with the cutting game's finished / won-at-once states
 //! absorbing the rest (see [`SumValue::plus`]).
 
-use super::{moves_to_by_search, Game, Interrupted, Move, MoveSet, Nimber, Outcome, Position, Solver, Value};
+use super::{
+    display_setup_error, moves_to_by_search, FieldPath, Game, Interrupted, Move, MoveSet, Nimber, Outcome, Position,
+    SetupError, Solver, Value,
+};
 
 /// The value of a position in which the cutting game may appear: a nimber, or one of the two
 /// states the cutting game's literal rule ("whoever cuts out a 1×1 piece wins") adds. Those are not
@@ -94,22 +97,26 @@ pub const MAX_DEPTH: usize = 32;
 pub enum SumError {
     /// More components than [`MAX_COMPONENTS`] after flattening.
     TooManyComponents(usize),
-    /// Sums nested deeper than [`MAX_DEPTH`].
+    /// A sum nested in [`MAX_DEPTH`] sums or more.
     TooDeep,
 }
 
-impl std::fmt::Display for SumError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl SetupError for SumError {
+    fn field(&self) -> FieldPath {
+        FieldPath::field("components")
+    }
+
+    fn problem(&self, _name: &dyn Fn(&FieldPath) -> String) -> String {
         match self {
             SumError::TooManyComponents(count) => {
-                write!(f, "sum.components has {count} components after flattening; the limit is {MAX_COMPONENTS}")
+                format!("has {count} components after flattening; the limit is {MAX_COMPONENTS}")
             }
-            SumError::TooDeep => write!(f, "sum.components nests sums deeper than the limit of {MAX_DEPTH}"),
+            SumError::TooDeep => format!("nests sums deeper than the limit of {MAX_DEPTH}"),
         }
     }
 }
 
-impl std::error::Error for SumError {}
+display_setup_error!(SumError);
 
 /// A disjunctive sum of positions, none of which is itself a sum.
 #[derive(Clone, Debug)]
@@ -127,8 +134,12 @@ pub struct SumMove {
 }
 
 impl Sum {
-    /// The sum of `components`, nested sums flattened in order.
-    pub fn new(components: Vec<Position>) -> Result<Self, SumError> {
+    /// The sum of `components`, nested sums flattened in order; `depth` is how many sums enclose
+    /// this one where it was given (0 for a sum at the top).
+    pub fn new(components: Vec<Position>, depth: usize) -> Result<Self, SumError> {
+        if depth >= MAX_DEPTH {
+            return Err(SumError::TooDeep);
+        }
         let mut flat = Vec::with_capacity(components.len());
         for component in components {
             match component {

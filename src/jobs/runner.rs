@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::family::{self, Family, Job};
 use super::{is_final, status, JobRecord, JobStore, StoreResult};
 use crate::cache::lock;
-use crate::convert;
+use crate::convert::{self, InvalidArgument};
 use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, Solver, Stats, Value};
 use crate::google::longrunning::Operation;
 use crate::proto::{self, explore_result::Answer, ExploreState};
@@ -50,8 +50,8 @@ impl Default for JobsConfig {
 /// Why a job call failed.
 #[derive(Debug)]
 pub enum JobsError {
-    /// The request is not acceptable (the message names the field and the limit).
-    InvalidArgument(String),
+    /// The request is not acceptable (names the field and the limit).
+    InvalidArgument(InvalidArgument),
     /// No operation has this name.
     NotFound(String),
     /// The operation is not in a state that allows the call.
@@ -260,7 +260,7 @@ impl Runner {
     /// Validates and creates a job (or finds the one of the same `request_id`) and queues it.
     /// Blocking: call from a blocking thread.
     pub fn submit(&self, request: proto::ExploreRequest) -> Result<Operation, JobsError> {
-        family::job_from_request(&request).map_err(|error| JobsError::InvalidArgument(error.0))?;
+        family::job_from_request(&request).map_err(JobsError::InvalidArgument)?;
         let shared = &self.shared;
         let _transition = lock(&shared.transitions);
         if !request.request_id.is_empty() {
@@ -335,8 +335,9 @@ impl Runner {
         page_token: &str,
     ) -> Result<(Vec<Operation>, String), JobsError> {
         if !page_token.is_empty() && !is_name(page_token) {
-            return Err(JobsError::InvalidArgument(format!(
-                "page_token {page_token:?} is not a next_page_token this server gave"
+            return Err(JobsError::InvalidArgument(InvalidArgument::field(
+                "page_token",
+                format!("{page_token:?} is not a next_page_token this server gave"),
             )));
         }
         let page_size = if page_size == 0 { DEFAULT_PAGE } else { page_size.min(MAX_PAGE) };
@@ -499,7 +500,7 @@ impl Shared {
         request: &proto::ExploreRequest,
         live: &Live,
     ) -> Result<proto::ExploreResult, Stopped> {
-        let job = family::job_from_request(request).map_err(|error| Stopped::Invalid(error.0))?;
+        let job = family::job_from_request(request).map_err(|error| Stopped::Invalid(error.message))?;
         let elapsed_before = live.elapsed_before;
         let deadline = request
             .max_duration

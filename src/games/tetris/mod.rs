@@ -32,11 +32,9 @@ mod strip;
 mod table;
 mod window;
 
-use std::fmt;
-
 use self::bits::{Placements, GRID};
 use self::engine::Engine;
-use super::{Game, Interrupted, MoveSet, Nimber, Solver};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SetupError, Solver};
 
 /// The most rows (and columns) a board may have, unless it is thin.
 pub const MAX_SIDE: usize = 16;
@@ -79,28 +77,36 @@ pub enum TetrisError {
     },
 }
 
-impl fmt::Display for TetrisError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl SetupError for TetrisError {
+    fn field(&self) -> FieldPath {
+        let rows = FieldPath::field("rows");
+        match *self {
+            TetrisError::Empty | TetrisError::TooManyRows { .. } => rows,
+            TetrisError::TooManyColumns { .. } => rows.at(0),
+            TetrisError::RaggedRow { row, .. } | TetrisError::BadCell { row, .. } => rows.at(row),
+        }
+    }
+
+    fn problem(&self, name: &dyn Fn(&FieldPath) -> String) -> String {
         match self {
-            TetrisError::Empty => write!(f, "tetris.rows is empty; a board needs at least one cell"),
+            TetrisError::Empty => "is empty; a board needs at least one cell".into(),
             TetrisError::TooManyRows { rows } => {
-                write!(f, "tetris.rows has {rows} rows; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 cells wide)")
+                format!("has {rows} rows; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 cells wide)")
             }
-            TetrisError::TooManyColumns { columns } => {
-                write!(f, "tetris.rows[0] has {columns} columns; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 rows high)")
-            }
-            TetrisError::RaggedRow { row, length, expected } => {
-                write!(f, "tetris.rows[{row}] has {length} columns but tetris.rows[0] has {expected}")
-            }
-            TetrisError::BadCell { row, column, found } => write!(
-                f,
-                "tetris.rows[{row}] column {column} is {found:?}; expected '0' or '.' (free), '1' or '#' (blocked)"
+            TetrisError::TooManyColumns { columns } => format!(
+                "has {columns} columns; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 rows high)"
             ),
+            TetrisError::RaggedRow { length, expected, .. } => {
+                format!("has {length} columns but {} has {expected}", name(&FieldPath::field("rows").at(0)))
+            }
+            TetrisError::BadCell { column, found, .. } => {
+                format!("column {column} is {found:?}; expected '0' or '.' (free), '1' or '#' (blocked)")
+            }
         }
     }
 }
 
-impl std::error::Error for TetrisError {}
+display_setup_error!(TetrisError);
 
 /// A board: a rectangle of free and blocked cells, at most 16×16, or a thin board (one or two
 /// cells across) at most [`MAX_THIN_LENGTH`] long.

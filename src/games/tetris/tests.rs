@@ -446,10 +446,10 @@ fn board_errors_name_the_field() {
     assert_eq!(Board::new(&rows(&[&long, &long])), Err(TetrisError::TooManyColumns { columns: 65 }));
     let ragged = Board::new(&rows(&["000", "000", "00"])).unwrap_err();
     assert_eq!(ragged, TetrisError::RaggedRow { row: 2, length: 2, expected: 3 });
-    assert_eq!(ragged.to_string(), "tetris.rows[2] has 2 columns but tetris.rows[0] has 3");
+    assert_eq!(ragged.to_string(), "rows[2] has 2 columns but rows[0] has 3");
     let bad = Board::new(&rows(&["000", "0x0"])).unwrap_err();
     assert_eq!(bad, TetrisError::BadCell { row: 1, column: 2, found: 'x' });
-    assert!(bad.to_string().starts_with("tetris.rows[1] column 2 is 'x'"));
+    assert!(bad.to_string().starts_with("rows[1] column 2 is 'x'"));
     assert!(TetrisError::TooManyRows { rows: 17 }.to_string().contains("limit is 16"));
     assert!(Board::new(&rows(&["0"; 16])).is_ok());
 }
