@@ -99,7 +99,7 @@ fn game_from_proto(position: proto::Position, depth: usize, items: &mut usize) -
     match &game {
         ProtoGame::Cutting(paper) => count_items(items, paper.pieces.len(), "cutting.pieces")?,
         ProtoGame::StoneBoxes(boxes) => count_items(items, boxes.boxes.len(), "stone_boxes.boxes")?,
-        ProtoGame::Reclamation(strip) => count_items(items, strip.reclaimed.len(), "reclamation.reclaimed")?,
+        ProtoGame::Reclamation(river) => count_items(items, river.reclaimed.len(), "reclamation.reclaimed")?,
         ProtoGame::Tetris(board) => count_items(items, board.rows.len(), "tetris.rows")?,
         ProtoGame::DiagonalWalk(_) => {}
         ProtoGame::Sum(_) => {
@@ -124,11 +124,11 @@ fn game_from_proto(position: proto::Position, depth: usize, items: &mut usize) -
                     .map_err(|error| InvalidArgument::setup("stone_boxes", &error))?,
             )
         }
-        ProtoGame::Reclamation(strip) => {
-            let cells = strip.reclaimed.iter().map(|cell| reclamation::Cell { row: cell.row, column: cell.column });
+        ProtoGame::Reclamation(river) => {
+            let cells = river.reclaimed.iter().map(|cell| reclamation::Cell { row: cell.row, column: cell.column });
             let cells = cells.collect();
             Position::Reclamation(
-                reclamation::Strip::new(strip.rows, cells)
+                reclamation::River::new(river.rows, cells)
                     .map_err(|error| InvalidArgument::setup("reclamation", &error))?,
             )
         }
@@ -163,9 +163,9 @@ pub fn position_to_proto(position: &Position) -> proto::Position {
         Position::StoneBoxes(boxes) => ProtoGame::StoneBoxes(proto::StoneBoxes {
             boxes: boxes.boxes().iter().map(|b| proto::StoneBox { capacity: b.capacity, stones: b.stones }).collect(),
         }),
-        Position::Reclamation(strip) => ProtoGame::Reclamation(proto::Reclamation {
-            rows: strip.rows(),
-            reclaimed: strip.reclaimed().iter().map(cell_to_proto).collect(),
+        Position::Reclamation(river) => ProtoGame::Reclamation(proto::Reclamation {
+            rows: river.rows(),
+            reclaimed: river.reclaimed().iter().map(cell_to_proto).collect(),
         }),
         Position::Tetris(board) => ProtoGame::Tetris(proto::Tetris { rows: board.rows() }),
         Position::DiagonalWalk(walk) => ProtoGame::DiagonalWalk(proto::DiagonalWalk {

@@ -4,7 +4,7 @@
 
 use crate::games::{
     cutting, describe, diagonal_walk, reclamation, stone_boxes, tetris, FieldPath, Game, Interrupted, Outcome,
-    SetupError, Solver, Step, Value,
+    SearchContext, SetupError, Step, Value,
 };
 
 /// The original problems the judge command speaks.
@@ -103,12 +103,12 @@ impl<'a> Tokens<'a> {
 }
 
 /// Whether the player to move wins `position`.
-fn first_player_wins<G: Game>(position: &G, solver: &mut Solver) -> Result<bool, JudgeError> {
+fn first_player_wins<G: Game>(position: &G, solver: &mut SearchContext) -> Result<bool, JudgeError> {
     Ok(position.value(solver)?.outcome() == Outcome::NextPlayerWins)
 }
 
 /// Judges `input` as `problem` and returns the exact output.
-pub fn judge(problem: Problem, input: &str, solver: &mut Solver) -> Result<String, JudgeError> {
+pub fn judge(problem: Problem, input: &str, solver: &mut SearchContext) -> Result<String, JudgeError> {
     let mut tokens = Tokens(input.split_whitespace());
     let mut output = String::new();
     let mut line = |text: &str| {
@@ -153,8 +153,8 @@ pub fn judge(problem: Problem, input: &str, solver: &mut Solver) -> Result<Strin
                         Ok(reclamation::Cell { row, column })
                     })
                     .collect::<Result<Vec<_>, JudgeError>>()?;
-                let strip = reclamation::Strip::new(rows, cells).map_err(|e| problem.refused(&e))?;
-                line(if first_player_wins(&strip, solver)? { "WIN" } else { "LOSE" });
+                let river = reclamation::River::new(rows, cells).map_err(|e| problem.refused(&e))?;
+                line(if first_player_wins(&river, solver)? { "WIN" } else { "LOSE" });
             }
         }
         Problem::Tetris => {
@@ -191,7 +191,7 @@ mod tests {
     use super::*;
 
     fn run(problem: Problem, input: &str) -> String {
-        judge(problem, input, &mut Solver::in_memory()).unwrap()
+        judge(problem, input, &mut SearchContext::in_memory()).unwrap()
     }
 
     #[test]
@@ -250,7 +250,7 @@ mod tests {
 
     #[test]
     fn invalid_positions_are_named_in_the_problems_words() {
-        let error = |problem, input| judge(problem, input, &mut Solver::in_memory()).unwrap_err().to_string();
+        let error = |problem, input| judge(problem, input, &mut SearchContext::in_memory()).unwrap_err().to_string();
         assert_eq!(error(Problem::Cutting, "2 2\n0 5\n"), "malformed input: W is 0; it must be at least 1");
         assert_eq!(
             error(Problem::StoneBoxes, "2\n3 1\n10 12\n"),
@@ -270,7 +270,7 @@ mod tests {
 
     #[test]
     fn malformed_input_is_an_error() {
-        assert!(judge(Problem::Cutting, "2 x", &mut Solver::in_memory()).is_err());
-        assert!(judge(Problem::StoneBoxes, "2\n3 1\n", &mut Solver::in_memory()).is_err());
+        assert!(judge(Problem::Cutting, "2 x", &mut SearchContext::in_memory()).is_err());
+        assert!(judge(Problem::StoneBoxes, "2\n3 1\n", &mut SearchContext::in_memory()).is_err());
     }
 }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use common::{random_position, Game as Kind, Mount, RawCodec, TestServer};
 use nimber::games::sum::SumValue;
-use nimber::games::{analysis, Budget, Game, NoMemo, Outcome, Position, Solver, Value};
+use nimber::games::{analysis, Budget, Game, NoMemo, Outcome, Position, SearchContext, Value};
 use nimber::proto::{self, position::Game as P};
 use prost::Message;
 use rand::rngs::StdRng;
@@ -47,7 +47,10 @@ fn random_board(random: &mut StdRng, height: usize, width: usize, blocked: f64) 
 
 /// The engine's own value of a protobuf position, in this process, without any store.
 fn engine_value(position: &proto::Position) -> SumValue {
-    nimber::convert::position_from_proto(Some(position.clone())).unwrap().value(&mut Solver::in_memory()).unwrap()
+    nimber::convert::position_from_proto(Some(position.clone()))
+        .unwrap()
+        .value(&mut SearchContext::in_memory())
+        .unwrap()
 }
 
 /// A budget that ends `millis` from now.
@@ -675,9 +678,9 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
     let echoed = nimber::convert::position_to_proto(&domain);
     let reparsed = nimber::convert::position_from_proto(Some(echoed.clone()))
         .map_err(|error| format!("position_to_proto output {echoed:?} is rejected: {error}"))?;
-    let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
+    let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
     let Ok(value) = domain.value(&mut solver) else { return Ok(()) };
-    if let Ok(again) = reparsed.value(&mut Solver::new(budget(STEP_MILLIS), &NoMemo)) {
+    if let Ok(again) = reparsed.value(&mut SearchContext::new(budget(STEP_MILLIS), &NoMemo)) {
         if again != value {
             return Err(format!("value {value:?}, but {again:?} after a protobuf round trip"));
         }
@@ -687,7 +690,7 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
             let _ = nimber::convert::outcome_to_proto(value);
         }
         Rpc::BestMove => {
-            let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
+            let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
             let Ok((best_value, mv)) = domain.best_move(&mut solver) else { return Ok(()) };
             if best_value != value {
                 return Err(format!("best_move says {best_value:?}, value says {value:?}"));
@@ -699,7 +702,7 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
                 nimber::convert::position_from_proto(Some(after_proto.clone()))
                     .map_err(|error| format!("the position after {mv:?}, {after_proto:?}, is rejected: {error}"))?;
                 if let Some(target) = value.winning_target() {
-                    if let Ok(reached) = after.value(&mut Solver::new(budget(STEP_MILLIS), &NoMemo)) {
+                    if let Ok(reached) = after.value(&mut SearchContext::new(budget(STEP_MILLIS), &NoMemo)) {
                         if reached != target {
                             return Err(format!("best move {mv:?} from {value:?} reaches {reached:?}, not {target:?}"));
                         }
@@ -712,7 +715,7 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
         Rpc::Analyze => {
             let pages = [nimber::convert::page_from_proto(limit, page_token).ok(), Some((0, 10))];
             for (offset, limit) in pages.into_iter().flatten() {
-                let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
+                let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
                 let Ok(analysis) = analysis::analyze(&domain, offset, limit, &mut solver) else { continue };
                 let _ = nimber::convert::analysis_to_proto(&analysis, proto::Stats::default());
                 if analysis.value != value {
@@ -892,7 +895,7 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
                     // The server's answer against the engine in this process (when it finishes quickly).
                     let request = proto::SolveRequest::decode(body.as_slice()).unwrap();
                     let domain = nimber::convert::position_from_proto(request.position).unwrap();
-                    if let Ok(expected) = domain.value(&mut Solver::new(budget(500), &NoMemo)) {
+                    if let Ok(expected) = domain.value(&mut SearchContext::new(budget(500), &NoMemo)) {
                         if served != expected {
                             failures
                                 .push(format!("Solve body {}: server says {served:?}, engine {expected:?}", hex(body)));
@@ -948,5 +951,5 @@ fn the_fuzz_checks_accept_a_valid_request() {
     let body = proto::BestMoveRequest { position: Some(tetris(&["0000".into(), "0000".into()])) }.encode_to_vec();
     check_body(&body).unwrap();
     let position: Position = nimber::convert::position_from_proto(Some(tetris(&["000".into(), "000".into()]))).unwrap();
-    assert_eq!(position.value(&mut Solver::in_memory()).unwrap(), SumValue::Nimber(1));
+    assert_eq!(position.value(&mut SearchContext::in_memory()).unwrap(), SumValue::Nimber(1));
 }

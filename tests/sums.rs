@@ -3,7 +3,7 @@
 mod common;
 
 use common::{random_position, solve_request, Game as Kind, TestServer};
-use nimber::games::{Game, Solver, Value};
+use nimber::games::{Game, SearchContext, Value};
 use nimber::proto::{self, position::Game as P, solver_client::SolverClient, Outcome};
 use rand::{rngs::StdRng, seq::SliceRandom, Rng, SeedableRng};
 use tonic::transport::Channel;
@@ -207,7 +207,7 @@ async fn solve_stream_answers_in_order_with_ids_and_per_item_errors() {
         match domain {
             Ok(domain) => {
                 assert!(response.error.is_none(), "{response:?}");
-                assert_eq!(response.grundy, domain.value(&mut Solver::in_memory()).unwrap().nimber());
+                assert_eq!(response.grundy, domain.value(&mut SearchContext::in_memory()).unwrap().nimber());
             }
             Err(_) => {
                 let error = response.error.expect("a per-item error");

@@ -8,7 +8,7 @@
 //! offset (see [`others_from`]), and only the moves on the page are evaluated. A page starting at or
 //! past the last move is empty at once.
 
-use super::{Game, Interrupted, MoveSet, Outcome, Solver, Value};
+use super::{Game, Interrupted, MoveSet, Outcome, SearchContext, Value};
 
 /// How many moves a page lists when the caller does not say.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -61,7 +61,10 @@ fn listing_rank<V: Value>(value: V) -> (u8, u64) {
 
 /// The value of `position` and its best move: a winning one (the first in move order) when the
 /// player to move wins, otherwise the first legal move; `None` when there is no move at all.
-pub fn best_move<G: Game>(position: &G, solver: &mut Solver) -> Result<(G::Value, Option<G::Move>), Interrupted> {
+pub fn best_move<G: Game>(
+    position: &G,
+    solver: &mut SearchContext,
+) -> Result<(G::Value, Option<G::Move>), Interrupted> {
     let value = position.value(solver)?;
     let mv = match value.winning_target() {
         None => position.moves().get(0),
@@ -143,12 +146,12 @@ pub fn analyze<G: Game>(
     position: &G,
     offset: u128,
     limit: usize,
-    solver: &mut Solver,
+    solver: &mut SearchContext,
 ) -> Result<Analysis<G::Move, G::Value>, Interrupted> {
     let value = position.value(solver)?;
     let all = position.moves();
     let total_moves = all.len();
-    let evaluate = |mv: G::Move, solver: &mut Solver| -> Result<MoveValue<G::Move, G::Value>, Interrupted> {
+    let evaluate = |mv: G::Move, solver: &mut SearchContext| -> Result<MoveValue<G::Move, G::Value>, Interrupted> {
         solver.budget.check()?;
         let value = position.play_unchecked(&mv).value(solver)?;
         Ok(MoveValue { mv, value })
@@ -190,7 +193,7 @@ mod tests {
     #[test]
     fn small_positions_list_every_move_sorted_and_paged() {
         let paper = Paper::new(vec![Piece { width: 7, height: 5 }, Piece { width: 4, height: 4 }]).unwrap();
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let all = analyze(&paper, 0, MAX_LIMIT, &mut solver).unwrap();
         assert_eq!(all.total_moves, paper.moves().iter().count() as u128);
         assert_eq!(all.moves.len() as u128, all.total_moves);
@@ -219,7 +222,7 @@ mod tests {
             StoneBox { capacity: 1 << 50, stones: 1 << 20 },
         ])
         .unwrap();
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let analysis = analyze(&boxes, 0, 10, &mut solver).unwrap();
         assert!(analysis.total_moves > ENUMERATION_LIMIT);
         assert_eq!(analysis.moves.len(), 10);
@@ -245,7 +248,7 @@ mod tests {
     fn tail_pages_at_any_offset_match_the_enumeration() {
         // 11 998 cuts (past the enumeration limit), with winning cuts spread through them.
         let paper = Paper::new(vec![Piece { width: 6000, height: 6000 }]).unwrap();
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let first = analyze(&paper, 0, 1, &mut solver).unwrap();
         assert!(first.total_moves > ENUMERATION_LIMIT);
         let moves = paper.moves();
@@ -275,7 +278,7 @@ mod tests {
     fn deep_tail_pages_of_huge_positions_are_arithmetic() {
         let piece = Paper::new(vec![Piece { width: u64::MAX, height: u64::MAX }]).unwrap();
         // No budget: a walk through the tail would not end within the test's lifetime.
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let first = analyze(&piece, 0, 1, &mut solver).unwrap();
         let others = first.total_moves - first.winning_moves;
         for offset in [first.winning_moves + 100_001, first.winning_moves + others / 3, first.total_moves - 2] {

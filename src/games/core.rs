@@ -1,5 +1,5 @@
 //! What every game shares: the [`Game`] trait, [`Value`] and [`Outcome`], nimber arithmetic,
-//! the [`Solver`] context (deadline, statistics, persistent memo) and the error a solve can end with.
+//! the [`SearchContext`] context (deadline, statistics, persistent memo) and the error a solve can end with.
 //!
 //! This file depends on nothing outside the standard library, so a game module can be compiled and
 //! tested with it alone.
@@ -239,7 +239,7 @@ impl Memo for NoMemo {
 }
 
 /// Everything a solve may use besides the position: its budget, its counters, the memo.
-pub struct Solver<'a> {
+pub struct SearchContext<'a> {
     /// When to stop.
     pub budget: Budget,
     /// What the solve did.
@@ -250,21 +250,21 @@ pub struct Solver<'a> {
     pub table_limit: usize,
 }
 
-/// The default for [`Solver::table_limit`]: about 16 million entries (a full 10×10 board peaks at
+/// The default for [`SearchContext::table_limit`]: about 16 million entries (a full 10×10 board peaks at
 /// 1.3 GB with it; 4 million entries cap that at 0.66 GB for 2.3 times the time).
 pub const DEFAULT_TABLE_LIMIT: usize = 1 << 24;
 
-impl<'a> Solver<'a> {
+impl<'a> SearchContext<'a> {
     /// A solver with the given budget and memo and zeroed counters.
     pub fn new(budget: Budget, memo: &'a dyn Memo) -> Self {
         Self { budget, stats: Stats::default(), memo, table_limit: DEFAULT_TABLE_LIMIT }
     }
 }
 
-impl Solver<'static> {
+impl SearchContext<'static> {
     /// A solver with no deadline and no persistent memo.
     pub fn in_memory() -> Self {
-        Solver::new(Budget::unlimited(), &NoMemo)
+        SearchContext::new(Budget::unlimited(), &NoMemo)
     }
 }
 
@@ -404,7 +404,7 @@ pub trait Game: Clone + Sized {
     type Value: Value;
 
     /// The value of this position.
-    fn value(&self, context: &mut Solver) -> Result<Self::Value, Interrupted>;
+    fn value(&self, context: &mut SearchContext) -> Result<Self::Value, Interrupted>;
 
     /// Every legal move, in move order (possibly a huge number: index, do not enumerate).
     fn moves(&self) -> MoveSet<Self::Move>;
@@ -419,18 +419,22 @@ pub trait Game: Clone + Sized {
     /// The legal moves to a position of value `target`, in move order. The default evaluates every
     /// move ([`moves_to_by_search`]); games with a formula build the set directly, and are tested
     /// against the default.
-    fn moves_to(&self, target: Self::Value, context: &mut Solver) -> Result<MoveSet<Self::Move>, Interrupted> {
+    fn moves_to(&self, target: Self::Value, context: &mut SearchContext) -> Result<MoveSet<Self::Move>, Interrupted> {
         moves_to_by_search(self, target, context)
     }
 
     /// The first of [`Game::moves_to`]. Searching games override it to stop at the first move found.
-    fn first_move_to(&self, target: Self::Value, context: &mut Solver) -> Result<Option<Self::Move>, Interrupted> {
+    fn first_move_to(
+        &self,
+        target: Self::Value,
+        context: &mut SearchContext,
+    ) -> Result<Option<Self::Move>, Interrupted> {
         Ok(self.moves_to(target, context)?.get(0))
     }
 
     /// The value of the position and its best move (see [`super::analysis::best_move`]); searching
     /// games override it to reuse what computing the value found.
-    fn best_move(&self, context: &mut Solver) -> Result<(Self::Value, Option<Self::Move>), Interrupted> {
+    fn best_move(&self, context: &mut SearchContext) -> Result<(Self::Value, Option<Self::Move>), Interrupted> {
         super::analysis::best_move(self, context)
     }
 }
@@ -440,7 +444,7 @@ pub trait Game: Clone + Sized {
 pub fn moves_to_by_search<G: Game>(
     game: &G,
     target: G::Value,
-    context: &mut Solver,
+    context: &mut SearchContext,
 ) -> Result<MoveSet<G::Move>, Interrupted> {
     let mut found = Vec::new();
     for mv in game.moves().iter() {

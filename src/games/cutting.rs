@@ -17,7 +17,7 @@
 //! so every size up to `u64::MAX` is answered in constant time.
 
 use super::sum::SumValue;
-use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, SetupError, Solver};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, SearchContext, SetupError};
 
 /// The most pieces a position may hold.
 pub const MAX_PIECES: usize = 100_000;
@@ -32,9 +32,9 @@ const DAWSON_TABLE_LEN: usize = (DAWSON_PRE_PERIOD + DAWSON_PERIOD) as usize;
 /// recursion (see [`dawson_kayles_table`]).
 const DAWSON_KAYLES: [u8; DAWSON_TABLE_LEN] = dawson_kayles_table();
 
-/// The smallest strip length `n` whose value [`strip_value`] is periodic: `D(n + 34) = D(n)` for
-/// every `n` from here on (the strip of length `n` is the Dawson's Kayles heap of size `n − 2`).
-const STRIP_PERIODIC_FROM: u64 = DAWSON_PRE_PERIOD + 2;
+/// The smallest side length `n` whose value [`side_value`] is periodic: `D(n + 34) = D(n)` for
+/// every `n` from here on (a side of length `n` plays as the Dawson's Kayles heap of size `n − 2`).
+const SIDE_PERIODIC_FROM: u64 = DAWSON_PRE_PERIOD + 2;
 
 /// Dawson's Kayles (octal game 0.07) for heap sizes `0..DAWSON_TABLE_LEN`:
 /// `DK(n) = mex{DK(a) ⊕ DK(b) : a + b = n − 2}` (remove two adjacent pins, from an end or the middle).
@@ -73,11 +73,11 @@ fn dawson_kayles(n: u64) -> u64 {
     u64::from(DAWSON_KAYLES[index as usize])
 }
 
-/// `D(n)`: the value of a strip of length `n` that may only be split into two parts of length at
+/// `D(n)`: the value of a side of length `n` that may only be split into two parts of length at
 /// least 2: `D(n) = mex{D(a) ⊕ D(b) : a + b = n, a, b ≥ 2}`. With `a = a' + 2`, `b = b' + 2` this is
-/// the Dawson's Kayles recursion shifted by two, so `D(n) = DK(n − 2)`; strips shorter than 2 have no
+/// the Dawson's Kayles recursion shifted by two, so `D(n) = DK(n − 2)`; sides shorter than 2 have no
 /// split at all and value 0.
-fn strip_value(n: u64) -> u64 {
+fn side_value(n: u64) -> u64 {
     if n < 2 {
         0
     } else {
@@ -90,7 +90,7 @@ fn strip_value(n: u64) -> u64 {
 /// a side below 2 has no such cut and gets 0 (the literal game treats such pieces specially, as
 /// [`SumValue::Finished`] or [`SumValue::WinsAtOnce`]).
 ///
-/// With `x = D(width)`, `y = D(height)` (the strip value: Dawson's Kayles shifted by two):
+/// With `x = D(width)`, `y = D(height)` (the side value: Dawson's Kayles shifted by two):
 /// `g = x` if `y = 0`; `g = y` if `x = 0`; `g = 1` if both are nonzero. Values are at most 9.
 ///
 /// # Proof
@@ -116,7 +116,7 @@ pub fn piece_value(width: u64, height: u64) -> u64 {
     if width < 2 || height < 2 {
         return 0;
     }
-    match (strip_value(width), strip_value(height)) {
+    match (side_value(width), side_value(height)) {
         (x, 0) => x,
         (0, y) => y,
         _ => 1,
@@ -198,9 +198,9 @@ impl CutPositions {
 /// parts' values XOR to `need`: three sets, ascending and in this order.
 ///
 /// The parts are `at × other` and `(side − at) × other`, and [`piece_value`] of a part depends on its
-/// sides only through their strip values `D`; with `other` fixed, the option is a function of
+/// sides only through their side values `D`; with `other` fixed, the option is a function of
 /// `D(at)` and `D(side − at)`. Both are periodic with period 34 once `at ≥ 55` and
-/// `side − at ≥ 55` ([`STRIP_PERIODIC_FROM`]), so on the middle range `55 ≤ at ≤ side − 55` the
+/// `side − at ≥ 55` ([`SIDE_PERIODIC_FROM`]), so on the middle range `55 ≤ at ≤ side − 55` the
 /// option depends only on `at mod 34`: each of the 34 residues is tried once (at its first position)
 /// and kept or dropped as a whole. The at most 53 positions below the middle and the at most 53
 /// above it are tried one by one. (`piece_value` is symmetric, so horizontal cuts of W×H are the
@@ -211,17 +211,17 @@ fn interior_cuts(side: u64, other: u64, need: u64) -> [CutPositions; 3] {
     }
     let option = |at: u64| piece_value(at, other) ^ piece_value(side - at, other);
     let keep = |at: u64| option(at) == need;
-    let low = CutPositions::listed(2, (side - 2).min(STRIP_PERIODIC_FROM - 1), keep);
-    let middle = match side.checked_sub(STRIP_PERIODIC_FROM) {
-        Some(last) if last >= STRIP_PERIODIC_FROM => {
+    let low = CutPositions::listed(2, (side - 2).min(SIDE_PERIODIC_FROM - 1), keep);
+    let middle = match side.checked_sub(SIDE_PERIODIC_FROM) {
+        Some(last) if last >= SIDE_PERIODIC_FROM => {
             let residues = (0..DAWSON_PERIOD)
-                .filter(|&offset| STRIP_PERIODIC_FROM + offset <= last && keep(STRIP_PERIODIC_FROM + offset));
+                .filter(|&offset| SIDE_PERIODIC_FROM + offset <= last && keep(SIDE_PERIODIC_FROM + offset));
             let offsets = residues.fold(0, |bits, offset| bits | 1 << offset);
-            CutPositions { first: STRIP_PERIODIC_FROM, period: DAWSON_PERIOD, offsets, last }
+            CutPositions { first: SIDE_PERIODIC_FROM, period: DAWSON_PERIOD, offsets, last }
         }
         _ => CutPositions::NONE,
     };
-    let high_first = side.saturating_sub(STRIP_PERIODIC_FROM - 1).max(STRIP_PERIODIC_FROM);
+    let high_first = side.saturating_sub(SIDE_PERIODIC_FROM - 1).max(SIDE_PERIODIC_FROM);
     let high = CutPositions::listed(high_first, side - 2, keep);
     [low, middle, high]
 }
@@ -240,12 +240,12 @@ fn piece_cuts_to(piece: &Piece, value: SumValue, target: SumValue) -> [[CutPosit
     let only = |positions| [positions, CutPositions::NONE, CutPositions::NONE];
     let (width, height) = (piece.width, piece.height);
     // Along a 1-wide piece's length: vertical cuts when it lies flat (height 1).
-    let along_strip = |positions| if height == 1 { [only(positions), none] } else { [none, only(positions)] };
+    let along_length = |positions| if height == 1 { [only(positions), none] } else { [none, only(positions)] };
     let length = width.max(height);
     match (value, target) {
-        (SumValue::WinsAtOnce, SumValue::Finished) if piece.is_strip() => along_strip(CutPositions::ends(length)),
-        (SumValue::WinsAtOnce, SumValue::WinsAtOnce) if piece.is_strip() => {
-            along_strip(CutPositions::range(2, length - 2))
+        (SumValue::WinsAtOnce, SumValue::Finished) if piece.is_one_wide() => along_length(CutPositions::ends(length)),
+        (SumValue::WinsAtOnce, SumValue::WinsAtOnce) if piece.is_one_wide() => {
+            along_length(CutPositions::range(2, length - 2))
         }
         (SumValue::WinsAtOnce, SumValue::WinsAtOnce) => {
             [only(CutPositions::range(1, width - 1)), only(CutPositions::range(1, height - 1))]
@@ -277,7 +277,7 @@ impl Piece {
     }
 
     /// A 1-wide piece with a 1×1 to cut off (length at least 2).
-    fn is_strip(&self) -> bool {
+    fn is_one_wide(&self) -> bool {
         self.width.min(self.height) == 1 && self.width.max(self.height) >= 2
     }
 }
@@ -381,7 +381,7 @@ impl Paper {
     fn value_now(&self) -> SumValue {
         if self.is_finished() {
             SumValue::Finished
-        } else if self.pieces.iter().any(Piece::is_strip) {
+        } else if self.pieces.iter().any(Piece::is_one_wide) {
             SumValue::WinsAtOnce
         } else {
             SumValue::Nimber(self.pieces.iter().fold(0, |total, piece| total ^ piece_value(piece.width, piece.height)))
@@ -404,7 +404,7 @@ impl Game for Paper {
     type Move = Cut;
     type Value = SumValue;
 
-    fn value(&self, _solver: &mut Solver) -> Result<SumValue, Interrupted> {
+    fn value(&self, _solver: &mut SearchContext) -> Result<SumValue, Interrupted> {
         Ok(self.value_now())
     }
 
@@ -465,7 +465,7 @@ impl Game for Paper {
 
     /// Built directly, in time linear in the number of pieces whatever their sizes (see
     /// `piece_cuts_to`; each piece costs at most about 280 evaluations of [`piece_value`]).
-    fn moves_to(&self, target: SumValue, _solver: &mut Solver) -> Result<MoveSet<Cut>, Interrupted> {
+    fn moves_to(&self, target: SumValue, _solver: &mut SearchContext) -> Result<MoveSet<Cut>, Interrupted> {
         let mut moves = MoveSet::empty();
         for (piece, direction, cuts) in self.cuts_to(target) {
             moves.push(cuts.count(), move |index| Cut { piece, direction, at: cuts.nth(index) });
@@ -488,7 +488,7 @@ mod tests {
     }
 
     fn value_of(position: &Paper) -> SumValue {
-        position.value(&mut Solver::in_memory()).expect("no budget")
+        position.value(&mut SearchContext::in_memory()).expect("no budget")
     }
 
     /// Dawson's Kayles straight from its recursion.
@@ -698,7 +698,7 @@ mod tests {
                 assert_eq!(played.pieces(), paper(&literal_play(pieces, *mv)).pieces());
             }
 
-            let (best_value, best) = position.best_move(&mut Solver::in_memory()).expect("no budget");
+            let (best_value, best) = position.best_move(&mut SearchContext::in_memory()).expect("no budget");
             assert_eq!(best_value, value);
             match best {
                 Some(cut) => {
@@ -720,7 +720,7 @@ mod tests {
         for pieces in &positions {
             let position = paper(pieces);
             let value = value_of(&position);
-            let mut solver = Solver::in_memory();
+            let mut solver = SearchContext::in_memory();
             let mut targets = vec![SumValue::Finished, SumValue::WinsAtOnce];
             targets.extend((0..16).map(SumValue::Nimber));
             let reachable: Vec<SumValue> =
@@ -756,7 +756,7 @@ mod tests {
     #[test]
     fn move_to_works_on_huge_pieces() {
         let mut random = SplitMix::new(2311);
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let mut nonzero = 0;
         for round in 0..3000 {
             let count = 1 + round % 4;
@@ -777,7 +777,7 @@ mod tests {
             assert_eq!(value_of(&position.play_unchecked(&cut)), SumValue::WinsAtOnce);
         }
         assert!(nonzero > 1000, "the random positions should mostly be wins ({nonzero})");
-        // Won at once with a huge strip: the 1×1 comes off the end.
+        // Won at once with a huge one-wide piece: the 1×1 comes off the end.
         let position = paper(&[(u64::MAX, u64::MAX), (u64::MAX, 1)]);
         assert_eq!(value_of(&position), SumValue::WinsAtOnce);
         let cut = position.first_move_to(SumValue::Finished, &mut solver).expect("no budget");
@@ -812,7 +812,7 @@ mod tests {
     #[test]
     fn analysis_is_consistent_on_huge_pieces() {
         let mut random = SplitMix::new(1729);
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let mut won_at_once = 0;
         for round in 0..2000 {
             let count = 1 + round % 4;
@@ -896,7 +896,7 @@ mod tests {
         assert!(!over.is_legal(&Cut { piece: 0, direction: CutDirection::Vertical, at: 1 }));
         let strip = paper(&[(3, 1)]);
         assert_eq!(value_of(&strip), SumValue::WinsAtOnce);
-        let cut = strip.first_move_to(SumValue::Finished, &mut Solver::in_memory()).expect("no budget");
+        let cut = strip.first_move_to(SumValue::Finished, &mut SearchContext::in_memory()).expect("no budget");
         assert_eq!(value_of(&strip.play_unchecked(&cut.expect("a 1×1 to cut off"))), SumValue::Finished);
 
         let err = Paper::new(vec![Piece { width: 2, height: 2 }, Piece { width: 0, height: 3 }]).unwrap_err();

@@ -32,7 +32,7 @@
 //! The base case `a = b = 0` has value 0 = the claim. The tests also check the formula against the
 //! literal Grundy recursion for every `a, b ≤ 300` and every `k ≤ 40`, and for steps past the board.
 
-use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SetupError, Solver};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 
 /// Why a walk could not be set up.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -186,7 +186,7 @@ impl Game for Walk {
     type Value = Nimber;
 
     /// The closed form; O(1).
-    fn value(&self, _solver: &mut Solver) -> Result<Nimber, Interrupted> {
+    fn value(&self, _solver: &mut SearchContext) -> Result<Nimber, Interrupted> {
         Ok(self.nimber())
     }
 
@@ -222,7 +222,7 @@ mod tests {
     use super::*;
 
     fn nimber(walk: &Walk) -> u64 {
-        walk.value(&mut Solver::in_memory()).expect("no budget")
+        walk.value(&mut SearchContext::in_memory()).expect("no budget")
     }
 
     /// Grundy values `g[a][b]` of the literal rules, `a`, `b` the distances to the far edges.
@@ -310,7 +310,7 @@ mod tests {
         let value = nimber(walk);
         assert_eq!(value, crate::games::mex(options), "{walk:?}");
         assert!(value <= 3);
-        let (reported, best) = walk.best_move(&mut Solver::in_memory()).expect("no budget");
+        let (reported, best) = walk.best_move(&mut SearchContext::in_memory()).expect("no budget");
         assert_eq!(reported, value);
         match best {
             Some(mv) => {
@@ -322,7 +322,7 @@ mod tests {
             None => assert_eq!(walk.moves().len(), 0),
         }
         for target in 0..value {
-            let mv = walk.first_move_to(target, &mut Solver::in_memory()).expect("no budget");
+            let mv = walk.first_move_to(target, &mut SearchContext::in_memory()).expect("no budget");
             assert_eq!(mv.map(|mv| nimber(&walk.play_unchecked(&mv))), Some(target), "{walk:?} to {target}");
         }
     }

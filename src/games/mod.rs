@@ -39,7 +39,7 @@ pub enum Position {
     /// The stone boxes game.
     StoneBoxes(stone_boxes::Boxes),
     /// More Reclamation.
-    Reclamation(reclamation::Strip),
+    Reclamation(reclamation::River),
     /// The 2×2 placement game (boxed: a board is half a kilobyte).
     Tetris(Box<tetris::Board>),
     /// The diagonal walk.
@@ -122,7 +122,7 @@ impl Position {
         match self {
             Position::Cutting(paper) => paper.pieces().len(),
             Position::StoneBoxes(boxes) => boxes.boxes().len(),
-            Position::Reclamation(strip) => strip.reclaimed().len(),
+            Position::Reclamation(river) => river.reclaimed().len(),
             Position::DiagonalWalk(_) => 1,
             Position::Tetris(_) => 0,
             Position::Sum(sum) => sum.components().iter().map(Position::closed_form_items).sum(),
@@ -145,7 +145,7 @@ impl Position {
                         Some((total.plus(part_value), found + part_found))
                     })
                 }
-                closed_form => Some((closed_form.value(&mut Solver::in_memory()).ok()?, 0)),
+                closed_form => Some((closed_form.value(&mut SearchContext::in_memory()).ok()?, 0)),
             }
         }
         if self.closed_form_items() > CHEAP_ITEMS {
@@ -169,7 +169,7 @@ impl Game for Position {
     type Move = Move;
     type Value = SumValue;
 
-    fn value(&self, solver: &mut Solver) -> Result<SumValue, Interrupted> {
+    fn value(&self, solver: &mut SearchContext) -> Result<SumValue, Interrupted> {
         each_game!(self, game, _wrap => Ok(game.value(solver)?.widen()))
     }
 
@@ -203,21 +203,21 @@ impl Game for Position {
         }
     }
 
-    fn moves_to(&self, target: SumValue, solver: &mut Solver) -> Result<MoveSet<Move>, Interrupted> {
+    fn moves_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<MoveSet<Move>, Interrupted> {
         each_game!(self, game, wrap => match ComponentValue::narrow(target) {
             Some(target) => Ok(game.moves_to(target, solver)?.map(wrap)),
             None => Ok(MoveSet::empty()),
         })
     }
 
-    fn first_move_to(&self, target: SumValue, solver: &mut Solver) -> Result<Option<Move>, Interrupted> {
+    fn first_move_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<Option<Move>, Interrupted> {
         each_game!(self, game, wrap => match ComponentValue::narrow(target) {
             Some(target) => Ok(game.first_move_to(target, solver)?.map(wrap)),
             None => Ok(None),
         })
     }
 
-    fn best_move(&self, solver: &mut Solver) -> Result<(SumValue, Option<Move>), Interrupted> {
+    fn best_move(&self, solver: &mut SearchContext) -> Result<(SumValue, Option<Move>), Interrupted> {
         each_game!(self, game, wrap => {
             let (value, mv) = game.best_move(solver)?;
             Ok((value.widen(), mv.map(wrap)))

@@ -3,11 +3,11 @@
 
 use super::cutting::{Paper, Piece};
 use super::diagonal_walk::Walk;
-use super::reclamation::{Cell, Strip};
+use super::reclamation::{Cell, River};
 use super::stone_boxes::{Boxes, StoneBox};
 use super::sum::{Sum, SumValue};
 use super::tetris::Board;
-use super::{analysis, moves_to_by_search, Game, MoveSet, Position, Solver, Value};
+use super::{analysis, moves_to_by_search, Game, MoveSet, Position, SearchContext, Value};
 
 /// The moves of `set` from number `skip` on, at most `limit` of them.
 pub(crate) fn page<M: 'static>(set: &MoveSet<M>, skip: u128, limit: usize) -> Vec<M> {
@@ -23,7 +23,7 @@ pub(crate) fn page<M: 'static>(set: &MoveSet<M>, skip: u128, limit: usize) -> Ve
 ///   first move;
 /// - [`Game::best_move`] agrees with [`analysis::best_move`] on the value and wins when it can.
 pub(crate) fn assert_move_sets_match_search<G: Game + std::fmt::Debug>(position: &G, targets: &[G::Value]) {
-    let mut solver = Solver::in_memory();
+    let mut solver = SearchContext::in_memory();
     let all = position.moves();
     let moves: Vec<G::Move> = all.iter().collect();
     assert_eq!(all.len(), moves.len() as u128, "{position:?}");
@@ -106,7 +106,7 @@ fn stone_boxes_positions() -> Vec<Boxes> {
 }
 
 /// Every legal position of every strip of at most 6 rows.
-fn reclamation_positions() -> Vec<Strip> {
+fn reclamation_positions() -> Vec<River> {
     let mut positions = Vec::new();
     for rows in 1..=6u64 {
         for mask in 0..1u32 << (2 * rows) {
@@ -114,7 +114,7 @@ fn reclamation_positions() -> Vec<Strip> {
                 .filter(|bit| mask >> bit & 1 == 1)
                 .map(|bit| Cell { row: bit / 2 + 1, column: bit % 2 + 1 })
                 .collect();
-            positions.extend(Strip::new(rows, cells));
+            positions.extend(River::new(rows, cells));
         }
     }
     positions
@@ -172,7 +172,7 @@ fn every_game_matches_search_on_small_positions() {
         Position::Cutting(Paper::new(vec![Piece { width: 3, height: 1 }]).expect("valid")),
         Position::Cutting(Paper::new(vec![Piece { width: 1, height: 1 }]).expect("valid")),
         Position::StoneBoxes(Boxes::new(vec![StoneBox { capacity: 9, stones: 2 }]).expect("valid")),
-        Position::Reclamation(Strip::new(5, vec![Cell { row: 2, column: 1 }]).expect("valid")),
+        Position::Reclamation(River::new(5, vec![Cell { row: 2, column: 1 }]).expect("valid")),
         Position::DiagonalWalk(Walk::new(4, 5, 2, 1, 1).expect("valid")),
         Position::Tetris(Box::new(Board::new(&["0000".into(), "0000".into(), "0100".into()]).expect("valid"))),
     ];

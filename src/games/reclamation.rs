@@ -1,6 +1,6 @@
-//! More Reclamation (Codeforces 335C): reclaiming cells of an r×2 river strip.
+//! More Reclamation (Codeforces 335C): reclaiming cells of an r×2 river.
 //!
-//! The strip has rows `1..=r` and columns 1 and 2. Reclaiming cell `(i, c)` forbids the three cells
+//! The river has rows `1..=r` and columns 1 and 2. Reclaiming cell `(i, c)` forbids the three cells
 //! of the other column next to it, `(i − 1, 3 − c)`, `(i, 3 − c)` and `(i + 1, 3 − c)` (otherwise the
 //! river would be cut). A move reclaims any cell that is neither reclaimed nor forbidden; the player
 //! who cannot move loses.
@@ -8,10 +8,10 @@
 //! # Decomposition
 //!
 //! A row holding a reclaimed cell is finished (its other cell is forbidden). The rows between two
-//! consecutive reclaimed rows (or between one and the strip's end) form a *run* of untouched rows,
-//! and a move inside a run only changes what is legal inside that run, so the strip is the
+//! consecutive reclaimed rows (or between one and the river's end) form a *run* of untouched rows,
+//! and a move inside a run only changes what is legal inside that run, so the river is the
 //! disjunctive sum of its runs. A run is described by its length `len` and by `top`/`bottom`: 0 when
-//! that end is the strip's end, otherwise the column `c` of the reclaimed cell in the adjacent row,
+//! that end is the river's end, otherwise the column `c` of the reclaimed cell in the adjacent row,
 //! which forbids column `3 − c` of the run's end row, so only column `c` may be used there.
 //!
 //! # Closed form
@@ -33,39 +33,39 @@
 //!   (column `3 − c`), which together are exactly `0..len`; the mex is `len`.
 //!
 //! The tests check this against the contest's own recursion for `len ≤ 1000` and the value of every
-//! legal position of every strip with at most 10 rows against a brute force over whole positions.
+//! legal position of every river with at most 10 rows against a brute force over whole positions.
 
-use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SetupError, Solver};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 
-/// The most reclaimed cells a strip may be given.
+/// The most reclaimed cells a river may be given.
 pub const MAX_RECLAIMED: usize = 100_000;
 
-/// A cell of the strip: 1-based row, column 1 or 2. Cells order by row, then column.
+/// A cell of the river: 1-based row, column 1 or 2. Cells order by row, then column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Cell {
-    /// The row, from 1 to the strip's number of rows.
+    /// The row, from 1 to the river's number of rows.
     pub row: u64,
     /// The column, 1 or 2.
     pub column: u64,
 }
 
-/// Why a strip could not be built.
+/// Why a river could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReclamationError {
-    /// The strip has no rows.
+    /// The river has no rows.
     NoRows,
     /// More reclaimed cells than [`MAX_RECLAIMED`].
     TooManyCells {
         /// How many cells were given.
         count: usize,
     },
-    /// A cell's row is 0 or past the strip's last row.
+    /// A cell's row is 0 or past the river's last row.
     RowOutOfRange {
         /// The cell's index in the request list.
         index: usize,
         /// The offending row.
         row: u64,
-        /// The strip's number of rows.
+        /// The river's number of rows.
         rows: u64,
     },
     /// A cell's column is not 1 or 2.
@@ -134,9 +134,9 @@ impl SetupError for ReclamationError {
 
 display_setup_error!(ReclamationError);
 
-/// A position: an r×2 strip and its reclaimed cells, which never forbid each other.
+/// A position: an r×2 river and its reclaimed cells, which never forbid each other.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Strip {
+pub struct River {
     rows: u64,
     reclaimed: Vec<Cell>,
 }
@@ -144,7 +144,7 @@ pub struct Strip {
 /// A maximal block of consecutive rows without a reclaimed cell (possibly empty).
 #[derive(Clone, Copy, Debug)]
 struct Run {
-    /// The row just above the run; 0 when the run starts at the strip's top.
+    /// The row just above the run; 0 when the run starts at the river's top.
     above: u64,
     /// How many rows the run has.
     len: u64,
@@ -323,12 +323,12 @@ impl RunCells {
     }
 }
 
-impl Strip {
-    /// A strip of `rows` rows with the cells `reclaimed` (any order) already reclaimed.
+impl River {
+    /// A river of `rows` rows with the cells `reclaimed` (any order) already reclaimed.
     ///
-    /// Fails when there are no rows, more than [`MAX_RECLAIMED`] cells, a cell off the strip, a
+    /// Fails when there are no rows, more than [`MAX_RECLAIMED`] cells, a cell off the river, a
     /// repeated cell, or two cells that forbid each other. Takes O(n log n) time in the number of cells.
-    pub fn new(rows: u64, reclaimed: Vec<Cell>) -> Result<Strip, ReclamationError> {
+    pub fn new(rows: u64, reclaimed: Vec<Cell>) -> Result<River, ReclamationError> {
         if rows == 0 {
             return Err(ReclamationError::NoRows);
         }
@@ -363,7 +363,7 @@ impl Strip {
             }
         }
         let reclaimed = order.into_iter().map(|index| reclaimed[index]).collect();
-        Ok(Strip { rows, reclaimed })
+        Ok(River { rows, reclaimed })
     }
 
     /// The number of rows.
@@ -392,18 +392,18 @@ impl Strip {
         })
     }
 
-    /// The Grundy value of the whole strip: the XOR of its runs' values.
+    /// The Grundy value of the whole river: the XOR of its runs' values.
     fn nimber(&self) -> u64 {
         self.runs().fold(0, |total, run| total ^ run.value())
     }
 
-    /// For each run in order, its cells whose reclaiming gives the whole strip the value `target`.
+    /// For each run in order, its cells whose reclaiming gives the whole river the value `target`.
     fn cells_to(&self, target: Nimber) -> impl Iterator<Item = RunCells> + '_ {
         let change = target ^ self.nimber();
         self.runs().map(move |run| run.cells_to(run.value() ^ change))
     }
 
-    /// Whether `cell` is on the strip, not reclaimed and not forbidden.
+    /// Whether `cell` is on the river, not reclaimed and not forbidden.
     fn is_free(&self, cell: Cell) -> bool {
         if cell.row == 0 || cell.row > self.rows || (cell.column != 1 && cell.column != 2) {
             return false;
@@ -416,12 +416,12 @@ impl Strip {
     }
 }
 
-impl Game for Strip {
+impl Game for River {
     type Move = Cell;
     type Value = Nimber;
 
     /// The XOR of the runs' closed-form values; O(n) in the number of reclaimed cells.
-    fn value(&self, _solver: &mut Solver) -> Result<Nimber, Interrupted> {
+    fn value(&self, _solver: &mut SearchContext) -> Result<Nimber, Interrupted> {
         Ok(self.nimber())
     }
 
@@ -435,13 +435,13 @@ impl Game for Strip {
         moves
     }
 
-    /// Whether `mv` is on the strip, not reclaimed and not forbidden.
+    /// Whether `mv` is on the river, not reclaimed and not forbidden.
     fn is_legal(&self, mv: &Cell) -> bool {
         self.is_free(*mv)
     }
 
-    /// The strip with `mv` reclaimed as well.
-    fn play_unchecked(&self, mv: &Cell) -> Strip {
+    /// The river with `mv` reclaimed as well.
+    fn play_unchecked(&self, mv: &Cell) -> River {
         debug_assert!(self.is_legal(mv), "{mv:?} is not legal in {self:?}");
         let mut next = self.clone();
         let at = self.reclaimed.partition_point(|cell| cell.row < mv.row);
@@ -450,8 +450,8 @@ impl Game for Strip {
     }
 
     /// Built directly, in O(n) time whatever the number of rows: for each run, the value it must
-    /// take for the whole strip to reach `target`, and its cells that give it (see `Run::cells_to`).
-    fn moves_to(&self, target: Nimber, _solver: &mut Solver) -> Result<MoveSet<Cell>, Interrupted> {
+    /// take for the whole river to reach `target`, and its cells that give it (see `Run::cells_to`).
+    fn moves_to(&self, target: Nimber, _solver: &mut SearchContext) -> Result<MoveSet<Cell>, Interrupted> {
         let mut moves = MoveSet::empty();
         for cells in self.cells_to(target) {
             moves.push(cells.count(), move |index| cells.nth(index));
@@ -470,8 +470,8 @@ mod tests {
         Cell { row, column }
     }
 
-    fn nimber(strip: &Strip) -> u64 {
-        strip.value(&mut Solver::in_memory()).expect("no budget")
+    fn nimber(strip: &River) -> u64 {
+        strip.value(&mut SearchContext::in_memory()).expect("no budget")
     }
 
     /// The contest solution's recursion for `sg[len][x][y]`, transcribed literally.
@@ -608,7 +608,7 @@ mod tests {
             for &mask in &masks {
                 let mut cells = mask_cells(rows, mask);
                 cells.reverse();
-                let strip = Strip::new(rows, cells).expect("a legal position");
+                let strip = River::new(rows, cells).expect("a legal position");
                 let value = nimber(&strip);
                 assert_eq!(value, brute.grundy(mask), "rows {rows}, cells {:?}", strip.reclaimed());
                 assert!(strip.reclaimed().windows(2).all(|w| w[0].row < w[1].row));
@@ -623,7 +623,7 @@ mod tests {
                     reachable.push(brute.grundy(next_mask));
                 }
                 for target in 0..=rows + 2 {
-                    let found = strip.first_move_to(target, &mut Solver::in_memory()).expect("no budget");
+                    let found = strip.first_move_to(target, &mut SearchContext::in_memory()).expect("no budget");
                     match found {
                         Some(mv) => {
                             assert!(moves.contains(&mv), "illegal move {mv:?}");
@@ -652,7 +652,7 @@ mod tests {
                         rows_with_ends += 1;
                         cells.push(cell(rows_with_ends, bottom));
                     }
-                    let strip = Strip::new(rows_with_ends, cells).expect("a legal position");
+                    let strip = River::new(rows_with_ends, cells).expect("a legal position");
                     assert_move_sets_match_search(&strip, &[0, 1, 2, 3]);
                 }
             }
@@ -677,7 +677,7 @@ mod tests {
 
     /// Checks that no free cell strictly between `first` and `second` (or before `second` if `first` is
     /// `None`) gives `target`, when they are at most 300 rows apart.
-    fn assert_none_between(strip: &Strip, target: u64, first: Option<Cell>, second: Cell) {
+    fn assert_none_between(strip: &River, target: u64, first: Option<Cell>, second: Cell) {
         let from = first.map_or(1, |first| first.row);
         if second.row - from <= 300 {
             for row in from..=second.row {
@@ -694,12 +694,12 @@ mod tests {
     #[test]
     fn analysis_is_consistent_on_huge_strips() {
         let mut random = SplitMix::new(335);
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let mut huge_counts = 0;
         for round in 0..3000 {
             let rows = if round % 2 == 0 { 1_000_000_000_000_000_000 } else { u64::MAX - random.next_u64() % 3 };
             let cells: Vec<Cell> = (0..round % 5).map(|_| cell(random.row(rows), 1 + random.next_u64() % 2)).collect();
-            let Ok(strip) = Strip::new(rows, cells) else {
+            let Ok(strip) = River::new(rows, cells) else {
                 continue;
             };
             let total = strip.moves().len();
@@ -748,7 +748,7 @@ mod tests {
         }
         assert!(huge_counts > 100, "some targets should have huge move sets ({huge_counts})");
         // Every cell of a run between crossed ends gives the same value: all u64::MAX·2 − 6 of them.
-        let crossed = Strip::new(u64::MAX, vec![cell(u64::MAX, 1), cell(1, 2)]).expect("valid");
+        let crossed = River::new(u64::MAX, vec![cell(u64::MAX, 1), cell(1, 2)]).expect("valid");
         let all = 2 * u128::from(u64::MAX - 2) - 2;
         assert_eq!(crossed.moves().len(), all);
         assert_eq!(crossed.moves_to(1, &mut solver).map(|set| set.len()), Ok(all));
@@ -765,14 +765,14 @@ mod tests {
                 let literal_ok =
                     cells.iter().all(|c| literal_free(rows, mask & !bit(c.row, c.column), c.row, c.column));
                 assert_eq!(literal_ok, legal.contains(&mask));
-                assert_eq!(Strip::new(rows, cells).is_ok(), literal_ok, "rows {rows}, mask {mask:b}");
+                assert_eq!(River::new(rows, cells).is_ok(), literal_ok, "rows {rows}, mask {mask:b}");
             }
         }
     }
 
     #[test]
     fn samples_from_the_seed() {
-        let win = |rows, cells| nimber(&Strip::new(rows, cells).expect("valid sample")) != 0;
+        let win = |rows, cells| nimber(&River::new(rows, cells).expect("valid sample")) != 0;
         assert!(win(3, vec![cell(1, 1)]));
         assert!(win(12, vec![cell(4, 1), cell(8, 1)]));
         assert!(!win(1, vec![cell(1, 2)]));
@@ -780,7 +780,7 @@ mod tests {
 
     #[test]
     fn invalid_strips_name_the_offending_cells() {
-        let message = |rows, cells| Strip::new(rows, cells).expect_err("invalid").to_string();
+        let message = |rows, cells| River::new(rows, cells).expect_err("invalid").to_string();
         assert_eq!(message(0, vec![]), "rows must be at least 1");
         assert_eq!(message(5, vec![cell(1, 1), cell(0, 1)]), "reclaimed[1].row (0) must be between 1 and 5");
         assert_eq!(message(5, vec![cell(6, 2)]), "reclaimed[0].row (6) must be between 1 and 5");
@@ -800,16 +800,16 @@ mod tests {
                 )
             );
         }
-        let err = Strip::new(u64::MAX, vec![cell(u64::MAX, 1), cell(u64::MAX - 1, 2)]).expect_err("conflict");
+        let err = River::new(u64::MAX, vec![cell(u64::MAX, 1), cell(u64::MAX - 1, 2)]).expect_err("conflict");
         assert!(matches!(err, ReclamationError::ForbiddenPair { first: 0, second: 1, .. }));
         let too_many: Vec<Cell> = (1..=MAX_RECLAIMED as u64 + 1).map(|row| cell(row, 1)).collect();
         assert_eq!(message(u64::MAX, too_many), "reclaimed has 100001 cells; the limit is 100000");
-        assert!(Strip::new(9, vec![cell(3, 1), cell(5, 2), cell(2, 1), cell(6, 2)]).is_ok());
+        assert!(River::new(9, vec![cell(3, 1), cell(5, 2), cell(2, 1), cell(6, 2)]).is_ok());
     }
 
     /// Checks that `move_to` reaches `target` from `strip` with a free cell.
-    fn assert_reaches(strip: &Strip, target: u64) {
-        let mv = strip.first_move_to(target, &mut Solver::in_memory()).expect("no budget");
+    fn assert_reaches(strip: &River, target: u64) {
+        let mv = strip.first_move_to(target, &mut SearchContext::in_memory()).expect("no budget");
         let mv = mv.unwrap_or_else(|| panic!("no move to {target} from {:?}", strip.reclaimed()));
         assert!(strip.is_free(mv), "{mv:?} is not free");
         let next = strip.play_unchecked(&mv);
@@ -819,21 +819,21 @@ mod tests {
 
     #[test]
     fn huge_strips_have_exact_values_and_moves() {
-        let empty = Strip::new(u64::MAX, vec![]).expect("valid");
+        let empty = River::new(u64::MAX, vec![]).expect("valid");
         assert_eq!(nimber(&empty), 1);
         let first: Vec<Cell> = empty.moves().iter().take(3).collect();
         assert_eq!(first, vec![cell(1, 1), cell(1, 2), cell(2, 1)]);
-        let (_, best) = empty.best_move(&mut Solver::in_memory()).expect("no budget");
+        let (_, best) = empty.best_move(&mut SearchContext::in_memory()).expect("no budget");
         assert_eq!(best, Some(cell(u64::MAX / 2 + 1, 1)));
         assert_reaches(&empty, 0);
 
         // One free end: the run's value is its length, and every smaller value is reachable.
-        let last = Strip::new(u64::MAX, vec![cell(u64::MAX, 2)]).expect("valid");
+        let last = River::new(u64::MAX, vec![cell(u64::MAX, 2)]).expect("valid");
         assert_eq!(nimber(&last), u64::MAX - 1);
         for target in [0, 1, 2, 12_345, 1 << 40, u64::MAX / 2, u64::MAX - 3, u64::MAX - 2] {
             assert_reaches(&last, target);
         }
-        let top = Strip::new(u64::MAX, vec![cell(1, 1)]).expect("valid");
+        let top = River::new(u64::MAX, vec![cell(1, 1)]).expect("valid");
         assert_eq!(nimber(&top), u64::MAX - 1);
         assert_eq!(top.moves().iter().take(2).collect::<Vec<_>>(), vec![cell(2, 1), cell(3, 1)]);
         for target in [0, 7, u64::MAX - 2] {
@@ -845,15 +845,15 @@ mod tests {
         assert_eq!(free_cells(near_end), vec![cell(u64::MAX - 2, 1), cell(u64::MAX - 1, 2)]);
         let tail = Run { above: u64::MAX - 1, len: 1, top: 2, bottom: 0 };
         assert_eq!(free_cells(tail), vec![cell(u64::MAX, 2)]);
-        let same = Strip::new(u64::MAX, vec![cell(u64::MAX, 2), cell(1, 2)]).expect("valid");
+        let same = River::new(u64::MAX, vec![cell(u64::MAX, 2), cell(1, 2)]).expect("valid");
         assert_eq!(nimber(&same), 1);
         assert_reaches(&same, 0);
         assert!(!same.is_free(cell(u64::MAX - 1, 1)) && same.is_free(cell(u64::MAX - 1, 2)));
         assert!(!same.is_legal(&cell(u64::MAX - 1, 1)), "a forbidden cell");
-        let crossed = Strip::new(u64::MAX, vec![cell(u64::MAX, 1), cell(1, 2)]).expect("valid");
+        let crossed = River::new(u64::MAX, vec![cell(u64::MAX, 1), cell(1, 2)]).expect("valid");
         assert_eq!(nimber(&crossed), 0, "u64::MAX - 2 untouched rows between crossed ends");
         assert_reaches(&crossed, 1);
-        assert_eq!(crossed.first_move_to(2, &mut Solver::in_memory()), Ok(None));
+        assert_eq!(crossed.first_move_to(2, &mut SearchContext::in_memory()), Ok(None));
     }
 
     #[test]
@@ -862,7 +862,7 @@ mod tests {
         let gap = u64::MAX / MAX_RECLAIMED as u64;
         let cells: Vec<Cell> =
             (0..MAX_RECLAIMED as u64).rev().map(|i| cell(1 + i * gap + i % 3, 1 + i / 2 % 2)).collect();
-        let strip = Strip::new(u64::MAX, cells).expect("valid");
+        let strip = River::new(u64::MAX, cells).expect("valid");
         let value = nimber(&strip);
         assert!(strip.reclaimed().windows(2).all(|w| w[0].row < w[1].row));
         for target in [0, 1, value / 3, value.saturating_sub(1)] {

@@ -4,7 +4,7 @@
 //!
 //! The boxes are independent, so a position's value is the XOR of [`box_value`] over its boxes.
 
-use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SetupError, Solver};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 
 /// The most boxes a position may hold.
 pub const MAX_BOXES: usize = 100_000;
@@ -204,7 +204,7 @@ impl Game for Boxes {
     type Move = AddStones;
     type Value = Nimber;
 
-    fn value(&self, _solver: &mut Solver) -> Result<Nimber, Interrupted> {
+    fn value(&self, _solver: &mut SearchContext) -> Result<Nimber, Interrupted> {
         Ok(self.nimber())
     }
 
@@ -243,7 +243,7 @@ impl Game for Boxes {
 
     /// Built directly, in time linear in the number of boxes whatever their sizes: a box of value
     /// `v` contributes its options of value `v ⊕ total ⊕ t` (`options_with_value`).
-    fn moves_to(&self, target: Nimber, _solver: &mut Solver) -> Result<MoveSet<AddStones>, Interrupted> {
+    fn moves_to(&self, target: Nimber, _solver: &mut SearchContext) -> Result<MoveSet<AddStones>, Interrupted> {
         let mut moves = MoveSet::empty();
         for (box_index, b, counts) in self.options_to(target) {
             let stones = b.stones;
@@ -263,7 +263,7 @@ mod tests {
     use crate::random::SplitMix;
 
     fn value_of(position: &Boxes) -> Nimber {
-        position.value(&mut Solver::in_memory()).expect("no budget")
+        position.value(&mut SearchContext::in_memory()).expect("no budget")
     }
 
     fn boxes(list: &[(u64, u64)]) -> Boxes {
@@ -329,7 +329,7 @@ mod tests {
 
     #[test]
     fn pairs_of_small_boxes_agree_with_brute_force() {
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         for s1 in 0..=30 {
             for s2 in 0..=30 {
                 let table = pair_grundy(s1, s2);
@@ -407,7 +407,7 @@ mod tests {
     #[test]
     fn move_to_works_on_huge_boxes() {
         let mut random = SplitMix::new(1729);
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         for round in 0..20_000 {
             let count = 1 + round % 3;
             let list: Vec<(u64, u64)> = (0..count).map(|_| random.huge_box()).collect();
@@ -466,7 +466,7 @@ mod tests {
     #[test]
     fn analysis_is_consistent_on_huge_boxes() {
         let mut random = SplitMix::new(2026);
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let mut several = 0;
         for round in 0..20_000 {
             let count = 1 + round % 3;

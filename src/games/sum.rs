@@ -4,7 +4,7 @@
 
 use super::{
     display_setup_error, moves_to_by_search, FieldPath, Game, Interrupted, Move, MoveSet, Nimber, Outcome, Position,
-    SetupError, Solver, Value,
+    SearchContext, SetupError, Value,
 };
 
 /// The value of a position in which the cutting game may appear: a nimber, or one of the two
@@ -158,7 +158,7 @@ impl Sum {
         &self.components
     }
 
-    fn component_values(&self, solver: &mut Solver) -> Result<Vec<SumValue>, Interrupted> {
+    fn component_values(&self, solver: &mut SearchContext) -> Result<Vec<SumValue>, Interrupted> {
         self.components.iter().map(|component| component.value(solver)).collect()
     }
 
@@ -194,7 +194,7 @@ impl Game for Sum {
     type Move = SumMove;
     type Value = SumValue;
 
-    fn value(&self, solver: &mut Solver) -> Result<SumValue, Interrupted> {
+    fn value(&self, solver: &mut SearchContext) -> Result<SumValue, Interrupted> {
         let values = self.component_values(solver)?;
         Ok(values.into_iter().fold(SumValue::Nimber(0), SumValue::plus))
     }
@@ -225,7 +225,7 @@ impl Game for Sum {
     /// A move to `target` changes one component: for a nimber target, the component whose nimber
     /// `v` must become `v ⊕ total ⊕ target`; for a finished target, a component won at once. So the
     /// set is the concatenation of the components' sets for those values.
-    fn moves_to(&self, target: SumValue, solver: &mut Solver) -> Result<MoveSet<SumMove>, Interrupted> {
+    fn moves_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<MoveSet<SumMove>, Interrupted> {
         let values = self.component_values(solver)?;
         let Some(targets) = Self::component_targets(&values, target) else {
             return moves_to_by_search(self, target, solver);
@@ -239,7 +239,7 @@ impl Game for Sum {
         Ok(moves)
     }
 
-    fn first_move_to(&self, target: SumValue, solver: &mut Solver) -> Result<Option<SumMove>, Interrupted> {
+    fn first_move_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<Option<SumMove>, Interrupted> {
         let values = self.component_values(solver)?;
         let Some(targets) = Self::component_targets(&values, target) else {
             return Ok(moves_to_by_search(self, target, solver)?.get(0));

@@ -18,7 +18,7 @@ use super::family::{self, Family, Job};
 use super::{is_final, status, JobRecord, JobStore, StoreResult};
 use crate::cache::lock;
 use crate::convert::{self, InvalidArgument};
-use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, Solver, Stats, Value};
+use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, SearchContext, Stats, Value};
 use crate::google::longrunning::Operation;
 use crate::proto::{self, explore_result::Answer, ExploreState};
 
@@ -507,7 +507,7 @@ impl Shared {
             .and_then(|limit| Duration::try_from(limit).ok())
             .map(|limit| Instant::now() + limit.saturating_sub(elapsed_before));
         let memo = CountingMemo { inner: &*self.memo, live };
-        let mut solver = Solver::new(Budget::new(deadline, live.cancel.clone()), &memo);
+        let mut solver = SearchContext::new(Budget::new(deadline, live.cancel.clone()), &memo);
         solver.table_limit = self.config.table_limit;
         let base_positions = live.positions_computed.load(Ordering::Relaxed);
         let add_stats =
@@ -550,7 +550,7 @@ impl Shared {
         &self,
         name: &str,
         family: &Family,
-        solver: &mut Solver,
+        solver: &mut SearchContext,
         live: &Live,
         add_stats: &dyn Fn(Stats),
     ) -> Result<Vec<proto::ExploreRow>, Stopped> {

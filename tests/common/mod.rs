@@ -234,7 +234,7 @@ pub fn solve_request(position: nimber::proto::Position) -> nimber::proto::SolveR
 pub fn engine_value(position: &nimber::proto::Position) -> nimber::games::sum::SumValue {
     use nimber::games::Game;
     let domain = nimber::convert::position_from_proto(Some(position.clone())).expect("a valid position");
-    domain.value(&mut nimber::games::Solver::in_memory()).expect("no budget")
+    domain.value(&mut nimber::games::SearchContext::in_memory()).expect("no budget")
 }
 
 /// A codec that sends a body as it is and returns the response's raw bytes, so that bodies that do

@@ -34,7 +34,7 @@ mod window;
 
 use self::bits::{Placements, GRID};
 use self::engine::Engine;
-use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SetupError, Solver};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 
 /// The most rows (and columns) a board may have, unless it is thin.
 pub const MAX_SIDE: usize = 16;
@@ -308,7 +308,7 @@ impl Game for Board {
     type Move = Placement;
     type Value = Nimber;
 
-    fn value(&self, solver: &mut Solver) -> Result<Nimber, Interrupted> {
+    fn value(&self, solver: &mut SearchContext) -> Result<Nimber, Interrupted> {
         if let Some(line) = self.line() {
             return Ok(line.value());
         }
@@ -347,7 +347,7 @@ impl Game for Board {
     }
 
     /// Stops at the first placement found, evaluating only the component it is in.
-    fn first_move_to(&self, target: Nimber, solver: &mut Solver) -> Result<Option<Placement>, Interrupted> {
+    fn first_move_to(&self, target: Nimber, solver: &mut SearchContext) -> Result<Option<Placement>, Interrupted> {
         if let Some(line) = self.line() {
             return Ok(self.line_move_to(line, target));
         }
@@ -357,7 +357,7 @@ impl Game for Board {
     }
 
     /// Computes the components' values once, for the value and the winning placement both.
-    fn best_move(&self, solver: &mut Solver) -> Result<(Nimber, Option<Placement>), Interrupted> {
+    fn best_move(&self, solver: &mut SearchContext) -> Result<(Nimber, Option<Placement>), Interrupted> {
         if let Some(line) = self.line() {
             let total = line.value();
             let mv = if total == 0 { self.moves().get(0) } else { self.line_move_to(line, 0) };

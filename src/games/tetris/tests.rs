@@ -64,7 +64,7 @@ fn full(height: usize, width: usize) -> Board {
 }
 
 fn value(board: &Board) -> u64 {
-    let mut solver = Solver::in_memory();
+    let mut solver = SearchContext::in_memory();
     board.value(&mut solver).expect("no deadline").nimber().expect("normal play")
 }
 
@@ -275,9 +275,9 @@ fn full_two_row_boards_are_octal_0137_and_three_rows_match() {
 #[test]
 fn hdu_1760_samples() {
     let first = full(4, 4);
-    assert_eq!(first.value(&mut Solver::in_memory()).map(Value::outcome), Ok(Outcome::NextPlayerWins));
+    assert_eq!(first.value(&mut SearchContext::in_memory()).map(Value::outcome), Ok(Outcome::NextPlayerWins));
     let second = board(&["0000", "0010", "0100", "0000"]);
-    assert_eq!(second.value(&mut Solver::in_memory()).map(Value::outcome), Ok(Outcome::PreviousPlayerWins));
+    assert_eq!(second.value(&mut SearchContext::in_memory()).map(Value::outcome), Ok(Outcome::PreviousPlayerWins));
 }
 
 #[test]
@@ -290,7 +290,7 @@ fn best_move_and_move_to_reach_their_targets() {
         boards.push(Board::new(&rows_of(height, width, free)).expect("generated boards are valid"));
     }
     for board in boards {
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let (v, mv) = board.best_move(&mut solver).expect("no deadline");
         let g = v.nimber().expect("normal play");
         assert_eq!(g, board.value(&mut solver).expect("no deadline"));
@@ -474,19 +474,19 @@ impl Memo for FakeMemo {
 fn persistent_memo_makes_a_second_solve_free_and_deadlines_interrupt() {
     let memo = FakeMemo::default();
     let board = full(7, 7);
-    let mut first = Solver::new(Budget::unlimited(), &memo);
+    let mut first = SearchContext::new(Budget::unlimited(), &memo);
     let v = board.value(&mut first).expect("no deadline");
     assert!(first.stats.positions_computed > 0);
     assert!(!memo.0.lock().expect("not poisoned").is_empty());
     assert_eq!(v, value(&board));
 
-    let mut second = Solver::new(Budget::unlimited(), &memo);
+    let mut second = SearchContext::new(Budget::unlimited(), &memo);
     assert_eq!(board.value(&mut second), Ok(v));
     assert_eq!(second.stats.positions_computed, 0);
     assert!(second.stats.cache_hits > 0);
 
     let expired = Budget::new(Some(Instant::now()), Default::default());
-    let mut late = Solver::new(expired, &NoMemo);
+    let mut late = SearchContext::new(expired, &NoMemo);
     assert_eq!(full(10, 10).value(&mut late), Err(Interrupted::DeadlineExceeded));
 }
 
@@ -494,9 +494,9 @@ fn persistent_memo_makes_a_second_solve_free_and_deadlines_interrupt() {
 fn a_tiny_table_limit_changes_nothing_but_the_work() {
     for (height, width) in [(7, 8), (6, 9), (5, 11)] {
         let board = full(height, width);
-        let mut roomy = Solver::in_memory();
+        let mut roomy = SearchContext::in_memory();
         let expected = board.value(&mut roomy);
-        let mut tight = Solver::in_memory();
+        let mut tight = SearchContext::in_memory();
         tight.table_limit = 200;
         assert_eq!(board.value(&mut tight), expected);
         assert!(tight.stats.positions_computed >= roomy.stats.positions_computed);
@@ -506,15 +506,15 @@ fn a_tiny_table_limit_changes_nothing_but_the_work() {
 #[test]
 fn an_interrupted_solve_resumes_from_the_memo() {
     let board = full(9, 9);
-    let mut cold = Solver::in_memory();
+    let mut cold = SearchContext::in_memory();
     let expected = board.value(&mut cold).expect("no deadline");
     let memo = FakeMemo::default();
     let soon = Budget::new(Some(Instant::now() + std::time::Duration::from_millis(20)), Default::default());
-    let mut first = Solver::new(soon, &memo);
+    let mut first = SearchContext::new(soon, &memo);
     match board.value(&mut first) {
         Err(interrupted) => {
             assert_eq!(interrupted, Interrupted::DeadlineExceeded);
-            let mut retry = Solver::new(Budget::unlimited(), &memo);
+            let mut retry = SearchContext::new(Budget::unlimited(), &memo);
             assert_eq!(board.value(&mut retry), Ok(expected));
             assert!(retry.stats.positions_computed < cold.stats.positions_computed);
             assert!(retry.stats.cache_hits > 0);
@@ -543,7 +543,7 @@ fn thin_long_boards_match_the_brute_force_both_ways_round() {
         for board in [&wide, &tall] {
             let legal: Vec<Placement> = board.moves().iter().collect();
             assert_eq!(legal.len(), BruteForce::new(2, length).squares.iter().filter(|&&sq| free & sq == sq).count());
-            let (total, best) = board.best_move(&mut Solver::in_memory()).unwrap();
+            let (total, best) = board.best_move(&mut SearchContext::in_memory()).unwrap();
             assert_eq!(total, expected);
             match best {
                 Some(mv) if expected != 0 => {
@@ -569,7 +569,7 @@ fn boards_whose_components_are_memoized_are_valued_without_search() {
         let memo = FakeMemo::default();
         let lookup = |key: &[u8]| memo.get(GameTag::Tetris, key);
         let before = board.value_without_search(&lookup);
-        let mut solver = Solver::new(Budget::unlimited(), &memo);
+        let mut solver = SearchContext::new(Budget::unlimited(), &memo);
         let expected = board.value(&mut solver).expect("no deadline");
         // Before the solve only boards without searched components are known; after it every one is,
         // with the solve's value, and with one lookup per memoized top-level component.
