@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use nimber::games::tetris::Board;
-use nimber::games::{Budget, Game, Interrupted, NoMemo, Solver, Value};
+use nimber::games::{Budget, Game, Interrupted, Nimber, NoMemo, SearchContext};
 use nimber::judge::{judge, Problem};
 use nimber::random::SplitMix;
 
@@ -107,9 +107,9 @@ impl Plain {
 }
 
 /// Solve a board cold; its value and the time taken.
-fn solve(rows: &[String], budget: Budget) -> (Result<Value, Interrupted>, Duration, u64) {
+fn solve(rows: &[String], budget: Budget) -> (Result<Nimber, Interrupted>, Duration, u64) {
     let board = Board::new(rows).expect("benchmark boards are valid");
-    let mut solver = Solver::new(budget, &NoMemo);
+    let mut solver = SearchContext::new(budget, &NoMemo);
     let start = Instant::now();
     let value = board.value(&mut solver);
     (value, start.elapsed(), solver.stats.positions_computed)
@@ -120,10 +120,9 @@ fn ten_minutes() -> Budget {
     Budget::new(Some(Instant::now() + Duration::from_secs(600)), Default::default())
 }
 
-fn show(value: Result<Value, Interrupted>) -> String {
+fn show(value: Result<Nimber, Interrupted>) -> String {
     match value {
-        Ok(Value::Nimber(g)) => format!("*{g}"),
-        Ok(other) => format!("{other:?}"),
+        Ok(g) => format!("*{g}"),
         Err(e) => format!("{e:?}"),
     }
 }
@@ -191,7 +190,7 @@ fn compare_on_hardest_contest_boards(walls: bool) {
 
     let start = Instant::now();
     let engine_output =
-        judge(Problem::Tetris, &input, &mut Solver::new(Budget::unlimited(), &NoMemo)).expect("valid input");
+        judge(Problem::Tetris, &input, &mut SearchContext::new(Budget::unlimited(), &NoMemo)).expect("valid input");
     let engine_time = start.elapsed();
     let worst = boards.iter().map(|rows| solve(rows, Budget::unlimited()).1).max().unwrap_or_default();
 

@@ -83,7 +83,8 @@ impl Checked for proto::ExploreRequest {
     const NAME: &'static str = "nimber.v1.ExploreRequest";
     const UNDECODABLE: Code = Code::InvalidArgument;
     fn check(body: &[u8]) -> Result<(), InvalidArgument> {
-        let malformed = |error: Malformed| InvalidArgument(format!("the body is not a valid {}: {error}", Self::NAME));
+        let malformed =
+            |error: Malformed| InvalidArgument::request(format!("the body is not a valid {}: {error}", Self::NAME));
         for field in Fields::new(body) {
             match field.map_err(malformed)? {
                 (1, Wire::Bytes(solve)) => check_request(solve, "nimber.v1.SolveRequest")?,
@@ -164,12 +165,12 @@ impl<U: Checked> Decoder for CheckedDecoder<U> {
 
 fn rejected(error: InvalidArgument) -> Status {
     tracing::debug!(message = %error, "request rejected while decoding");
-    Status::invalid_argument(error.0)
+    error.into_status()
 }
 
 /// Checks an encoded request (field 1 is its `position` in every request type) against the limits.
 fn check_request(body: &[u8], name: &str) -> Result<(), InvalidArgument> {
-    let malformed = |error: Malformed| InvalidArgument(format!("the body is not a valid {name}: {error}"));
+    let malformed = |error: Malformed| InvalidArgument::request(format!("the body is not a valid {name}: {error}"));
     let mut scan = Scan { items: 0, components: 0, path: [0; sum::MAX_DEPTH] };
     for field in Fields::new(body) {
         if let (1, Wire::Bytes(position)) = field.map_err(malformed)? {
@@ -177,7 +178,7 @@ fn check_request(body: &[u8], name: &str) -> Result<(), InvalidArgument> {
         }
     }
     if scan.components > sum::MAX_COMPONENTS {
-        return Err(InvalidArgument(sum::SumError::TooManyComponents(scan.components).to_string()));
+        return Err(InvalidArgument::setup("sum", &sum::SumError::TooManyComponents(scan.components)));
     }
     Ok(())
 }
@@ -186,15 +187,15 @@ fn check_request(body: &[u8], name: &str) -> Result<(), InvalidArgument> {
 enum ScanError {
     /// The bytes are not protobuf.
     Malformed(Malformed),
-    /// A limit is exceeded (the message names it).
-    Limit(String),
+    /// A limit is exceeded (the error names it).
+    Limit(InvalidArgument),
 }
 
 impl ScanError {
     fn into_invalid(self, malformed: impl Fn(Malformed) -> InvalidArgument) -> InvalidArgument {
         match self {
             ScanError::Malformed(error) => malformed(error),
-            ScanError::Limit(message) => InvalidArgument(message),
+            ScanError::Limit(error) => error,
         }
     }
 }
@@ -269,8 +270,8 @@ impl Scan {
     /// Counts one item, naming it by `field` (and `index`) if it is past the limit.
     fn item(&mut self, depth: usize, field: &str, index: Option<usize>) -> Result<(), ScanError> {
         if self.items >= MAX_ITEMS {
-            let path = ItemPath { sums: &self.path[..depth], field, index };
-            return Err(ScanError::Limit(too_many_items(path)));
+            let path = ItemPath { sums: &self.path[..depth], field, index }.to_string();
+            return Err(ScanError::Limit(InvalidArgument { message: too_many_items(&path), field: path }));
         }
         self.items += 1;
         Ok(())
@@ -294,7 +295,8 @@ impl Scan {
         self.item(depth, "sum", None)?;
         if depth >= sum::MAX_DEPTH {
             let path = ItemPath { sums: &self.path[..depth], field: "", index: None };
-            return Err(ScanError::Limit(format!("{path}{}", sum::SumError::TooDeep)));
+            let error = InvalidArgument::setup("sum", &sum::SumError::TooDeep);
+            return Err(ScanError::Limit(error.within(&path.to_string())));
         }
         let mut index = 0;
         for field in Fields::new(bytes) {
@@ -474,8 +476,8 @@ mod tests {
     /// The scan's verdict and the convert layer's agree, with the same message.
     fn both(position: proto::Position) -> (Result<(), String>, Result<(), String>) {
         let body = proto::SolveRequest { position: Some(position.clone()), id: "x".into() }.encode_to_vec();
-        let scanned = proto::SolveRequest::check(&body).map_err(|error| error.0);
-        let converted = position_from_proto(Some(position)).map(drop).map_err(|error| error.0);
+        let scanned = proto::SolveRequest::check(&body).map_err(|error| error.message);
+        let converted = position_from_proto(Some(position)).map(drop).map_err(|error| error.message);
         (scanned, converted)
     }
 
@@ -499,11 +501,13 @@ mod tests {
     fn depth_and_components_have_the_domain_limits() {
         assert_eq!(both(nested(sum::MAX_DEPTH)), (Ok(()), Ok(())));
         let (scanned, converted) = both(nested(sum::MAX_DEPTH + 1));
-        let expected = format!("{}{}", "sum.components[0].".repeat(sum::MAX_DEPTH), sum::SumError::TooDeep);
+        let too_deep = InvalidArgument::setup("sum", &sum::SumError::TooDeep).message;
+        let expected = format!("{}{too_deep}", "sum.components[0].".repeat(sum::MAX_DEPTH));
         assert_eq!((scanned, converted), (Err(expected.clone()), Err(expected)));
         let components = |count| sum((0..count).map(|_| cutting(1)).collect());
         assert_eq!(both(components(sum::MAX_COMPONENTS)), (Ok(()), Ok(())));
-        let expected = sum::SumError::TooManyComponents(sum::MAX_COMPONENTS + 1).to_string();
+        let expected =
+            InvalidArgument::setup("sum", &sum::SumError::TooManyComponents(sum::MAX_COMPONENTS + 1)).message;
         let split = sum(vec![components(sum::MAX_COMPONENTS / 2), components(sum::MAX_COMPONENTS / 2 + 1)]);
         assert_eq!(both(split), (Err(expected.clone()), Err(expected)));
     }
@@ -512,7 +516,7 @@ mod tests {
     fn malformed_bodies_are_invalid_and_valid_ones_with_unknown_fields_pass() {
         for body in [&[0x0a, 0x05, 0x32][..], &[0x08], &[0x00], &[0x0f], &[0x0b, 0x08, 0x01], &[0x0c]] {
             let error = proto::SolveRequest::check(body).unwrap_err();
-            assert!(error.0.starts_with("the body is not a valid nimber.v1.SolveRequest"), "{error}");
+            assert!(error.message.starts_with("the body is not a valid nimber.v1.SolveRequest"), "{error}");
         }
         // Unknown varint, fixed64, fixed32 fields and a group, then a position.
         let mut body = vec![0x78, 0x96, 0x01, 0x79, 0, 0, 0, 0, 0, 0, 0, 0, 0x7d, 0, 0, 0, 0, 0x7b, 0x08, 0x01, 0x7c];

@@ -3,33 +3,75 @@
 //! validating constructor decides what is legal.
 
 use crate::games::analysis::{self, Analysis};
-use crate::games::sum::{self, Sum};
+use crate::games::sum::Sum;
+use crate::games::sum::SumValue;
 use crate::games::{
-    cutting, diagonal_walk, reclamation, stone_boxes, tetris, too_many_items, Move, Outcome, Position, Stats, Value,
-    MAX_ITEMS,
+    cutting, describe, diagonal_walk, reclamation, stone_boxes, tetris, too_many_items, FieldPath, Move, Outcome,
+    Position, SetupError, Stats, Value, MAX_ITEMS,
 };
 use crate::proto;
 use proto::position::Game as ProtoGame;
+use tonic_types::{ErrorDetails, StatusExt};
 
-/// A request that is not acceptable; the message names the field and the limit.
+/// A request that is not acceptable: the field at fault (its protobuf path, e.g.
+/// `cutting.pieces[1].width`) and a readable message that names it and the limit. The service
+/// answers it as `INVALID_ARGUMENT` with a `google.rpc.BadRequest` field violation.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InvalidArgument(pub String);
+pub struct InvalidArgument {
+    /// The path of the field at fault.
+    pub field: String,
+    /// The whole message, starting with the field's path in most cases.
+    pub message: String,
+}
+
+impl InvalidArgument {
+    /// The field `field` is at fault: the message is its path followed by `problem`.
+    pub fn field(field: impl std::fmt::Display, problem: impl std::fmt::Display) -> Self {
+        let field = field.to_string();
+        InvalidArgument { message: format!("{field} {problem}"), field }
+    }
+
+    /// The request as a whole is at fault (e.g. it does not decode): no field is named.
+    pub fn request(message: impl std::fmt::Display) -> Self {
+        InvalidArgument { field: String::new(), message: message.to_string() }
+    }
+
+    /// The error of a game's constructor, its fields named as protobuf paths under `game`.
+    pub fn setup(game: &str, error: &dyn SetupError) -> Self {
+        let name = |path: &FieldPath| format!("{game}.{path}");
+        InvalidArgument { field: name(&error.field()), message: describe(error, &name) }
+    }
+
+    /// The same error for the component of a sum: `prefix` (e.g. `sum.components[3].`) before the
+    /// field path and the message.
+    pub fn within(self, prefix: &str) -> Self {
+        InvalidArgument { field: format!("{prefix}{}", self.field), message: format!("{prefix}{}", self.message) }
+    }
+}
+
+impl InvalidArgument {
+    /// The status `INVALID_ARGUMENT` with the message and a `google.rpc.BadRequest` naming the field
+    /// (none when no field is at fault).
+    pub fn into_status(self) -> tonic::Status {
+        if self.field.is_empty() {
+            return tonic::Status::invalid_argument(self.message);
+        }
+        let details = ErrorDetails::with_bad_request_violation(self.field, self.message.clone());
+        tonic::Status::with_error_details(tonic::Code::InvalidArgument, self.message, details)
+    }
+}
 
 impl std::fmt::Display for InvalidArgument {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
 impl std::error::Error for InvalidArgument {}
 
-fn invalid(error: impl std::fmt::Display) -> InvalidArgument {
-    InvalidArgument(error.to_string())
-}
-
 /// The domain position of a request's `position` field (required).
 pub fn position_from_proto(position: Option<proto::Position>) -> Result<Position, InvalidArgument> {
-    let position = position.ok_or_else(|| invalid("position is required"))?;
+    let position = position.ok_or_else(|| InvalidArgument::field("position", "is required"))?;
     game_from_proto(position, 0, &mut 0)
 }
 
@@ -38,7 +80,8 @@ pub fn position_from_proto(position: Option<proto::Position>) -> Result<Position
 fn count_items(items: &mut usize, count: usize, field: &str) -> Result<(), InvalidArgument> {
     if count > MAX_ITEMS - *items {
         let index = MAX_ITEMS - *items;
-        return Err(InvalidArgument(too_many_items(format_args!("{field}[{index}]"))));
+        let path = format!("{field}[{index}]");
+        return Err(InvalidArgument { message: too_many_items(&path), field: path });
     }
     *items += count;
     Ok(())
@@ -48,17 +91,20 @@ fn count_items(items: &mut usize, count: usize, field: &str) -> Result<(), Inval
 /// `items` counted so far in the request.
 fn game_from_proto(position: proto::Position, depth: usize, items: &mut usize) -> Result<Position, InvalidArgument> {
     let game = position.game.ok_or_else(|| {
-        invalid("position must set one game: cutting, stone_boxes, reclamation, tetris, diagonal_walk or sum")
+        InvalidArgument::field(
+            "position",
+            "must set one game: cutting, stone_boxes, reclamation, tetris, diagonal_walk or sum",
+        )
     })?;
     match &game {
         ProtoGame::Cutting(paper) => count_items(items, paper.pieces.len(), "cutting.pieces")?,
         ProtoGame::StoneBoxes(boxes) => count_items(items, boxes.boxes.len(), "stone_boxes.boxes")?,
-        ProtoGame::Reclamation(strip) => count_items(items, strip.reclaimed.len(), "reclamation.reclaimed")?,
+        ProtoGame::Reclamation(river) => count_items(items, river.reclaimed.len(), "reclamation.reclaimed")?,
         ProtoGame::Tetris(board) => count_items(items, board.rows.len(), "tetris.rows")?,
         ProtoGame::DiagonalWalk(_) => {}
         ProtoGame::Sum(_) => {
             if *items >= MAX_ITEMS {
-                return Err(InvalidArgument(too_many_items("sum")));
+                return Err(InvalidArgument { field: "sum".into(), message: too_many_items("sum") });
             }
             *items += 1;
         }
@@ -66,49 +112,44 @@ fn game_from_proto(position: proto::Position, depth: usize, items: &mut usize) -
     Ok(match game {
         ProtoGame::Cutting(paper) => {
             let pieces = paper.pieces.into_iter().map(|p| cutting::Piece { width: p.width, height: p.height });
-            Position::Cutting(cutting::Paper::new(pieces.collect()).map_err(invalid)?)
+            Position::Cutting(
+                cutting::Paper::new(pieces.collect()).map_err(|error| InvalidArgument::setup("cutting", &error))?,
+            )
         }
         ProtoGame::StoneBoxes(boxes) => {
             let boxes =
                 boxes.boxes.into_iter().map(|b| stone_boxes::StoneBox { capacity: b.capacity, stones: b.stones });
-            Position::StoneBoxes(stone_boxes::Boxes::new(boxes.collect()).map_err(invalid)?)
+            Position::StoneBoxes(
+                stone_boxes::Boxes::new(boxes.collect())
+                    .map_err(|error| InvalidArgument::setup("stone_boxes", &error))?,
+            )
         }
-        ProtoGame::Reclamation(strip) => {
-            let cells = strip
-                .reclaimed
-                .iter()
-                .enumerate()
-                .map(|(index, cell)| {
-                    let column = u8::try_from(cell.column).ok().filter(|c| (1..=2).contains(c)).ok_or_else(|| {
-                        invalid(format!("reclamation.reclaimed[{index}].column ({}) must be 1 or 2", cell.column))
-                    })?;
-                    Ok(reclamation::Cell { row: cell.row, column })
-                })
-                .collect::<Result<Vec<_>, InvalidArgument>>()?;
-            Position::Reclamation(reclamation::Strip::new(strip.rows, cells).map_err(invalid)?)
+        ProtoGame::Reclamation(river) => {
+            let cells = river.reclaimed.iter().map(|cell| reclamation::Cell { row: cell.row, column: cell.column });
+            let cells = cells.collect();
+            Position::Reclamation(
+                reclamation::River::new(river.rows, cells)
+                    .map_err(|error| InvalidArgument::setup("reclamation", &error))?,
+            )
         }
-        ProtoGame::Tetris(board) => Position::Tetris(Box::new(tetris::Board::new(&board.rows).map_err(invalid)?)),
+        ProtoGame::Tetris(board) => Position::Tetris(Box::new(
+            tetris::Board::new(&board.rows).map_err(|error| InvalidArgument::setup("tetris", &error))?,
+        )),
         ProtoGame::DiagonalWalk(walk) => Position::DiagonalWalk(
             diagonal_walk::Walk::new(walk.rows, walk.columns, walk.step, walk.row.max(1), walk.column.max(1))
-                .map_err(invalid)?,
+                .map_err(|error| InvalidArgument::setup("diagonal_walk", &error))?,
         ),
         ProtoGame::Sum(components) => {
-            if depth >= sum::MAX_DEPTH {
-                return Err(invalid(sum::SumError::TooDeep));
-            }
-            if components.components.len() > sum::MAX_COMPONENTS {
-                return Err(invalid(sum::SumError::TooManyComponents(components.components.len())));
-            }
             let components = components
                 .components
                 .into_iter()
                 .enumerate()
                 .map(|(index, component)| {
                     game_from_proto(component, depth + 1, items)
-                        .map_err(|error| InvalidArgument(format!("sum.components[{index}].{error}")))
+                        .map_err(|error| error.within(&format!("sum.components[{index}].")))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            Position::Sum(Sum::new(components).map_err(invalid)?)
+            Position::Sum(Sum::new(components, depth).map_err(|error| InvalidArgument::setup("sum", &error))?)
         }
     })
 }
@@ -122,9 +163,9 @@ pub fn position_to_proto(position: &Position) -> proto::Position {
         Position::StoneBoxes(boxes) => ProtoGame::StoneBoxes(proto::StoneBoxes {
             boxes: boxes.boxes().iter().map(|b| proto::StoneBox { capacity: b.capacity, stones: b.stones }).collect(),
         }),
-        Position::Reclamation(strip) => ProtoGame::Reclamation(proto::Reclamation {
-            rows: strip.rows(),
-            reclaimed: strip.reclaimed().iter().map(cell_to_proto).collect(),
+        Position::Reclamation(river) => ProtoGame::Reclamation(proto::Reclamation {
+            rows: river.rows(),
+            reclaimed: river.reclaimed().iter().map(cell_to_proto).collect(),
         }),
         Position::Tetris(board) => ProtoGame::Tetris(proto::Tetris { rows: board.rows() }),
         Position::DiagonalWalk(walk) => ProtoGame::DiagonalWalk(proto::DiagonalWalk {
@@ -142,7 +183,7 @@ pub fn position_to_proto(position: &Position) -> proto::Position {
 }
 
 fn cell_to_proto(cell: &reclamation::Cell) -> proto::Cell {
-    proto::Cell { row: cell.row, column: u64::from(cell.column) }
+    proto::Cell { row: cell.row, column: cell.column }
 }
 
 /// 1-based index of a 0-based list position, as the API counts.
@@ -185,7 +226,7 @@ pub fn move_to_proto(mv: &Move) -> proto::Move {
 }
 
 /// The protobuf outcome of a value.
-pub fn outcome_to_proto(value: Value) -> proto::Outcome {
+pub fn outcome_to_proto(value: impl Value) -> proto::Outcome {
     match value.outcome() {
         Outcome::NextPlayerWins => proto::Outcome::NextPlayerWins,
         Outcome::PreviousPlayerWins => proto::Outcome::PreviousPlayerWins,
@@ -206,7 +247,10 @@ pub fn page_from_proto(limit: u32, page_token: &str) -> Result<(u128, usize), In
     let limit = match limit as usize {
         0 => analysis::DEFAULT_LIMIT,
         limit if limit > analysis::MAX_LIMIT => {
-            return Err(invalid(format!("limit ({limit}) exceeds the maximum of {}", analysis::MAX_LIMIT)))
+            return Err(InvalidArgument::field(
+                "limit",
+                format!("({limit}) exceeds the maximum of {}", analysis::MAX_LIMIT),
+            ))
         }
         limit => limit,
     };
@@ -216,7 +260,7 @@ pub fn page_from_proto(limit: u32, page_token: &str) -> Result<(u128, usize), In
         page_token
             .strip_prefix(PAGE_TOKEN_PREFIX)
             .and_then(|offset| offset.parse().ok())
-            .ok_or_else(|| invalid("page_token is not a next_page_token of this server"))?
+            .ok_or_else(|| InvalidArgument::field("page_token", "is not a next_page_token of this server"))?
     };
     Ok((offset, limit))
 }
@@ -225,7 +269,7 @@ pub fn page_from_proto(limit: u32, page_token: &str) -> Result<(u128, usize), In
 const PAGE_TOKEN_PREFIX: &str = "offset:";
 
 /// The protobuf form of an analysis.
-pub fn analysis_to_proto(analysis: &Analysis<Move>, stats: proto::Stats) -> proto::AnalyzeResponse {
+pub fn analysis_to_proto(analysis: &Analysis<Move, SumValue>, stats: proto::Stats) -> proto::AnalyzeResponse {
     let saturate = |count: u128| u64::try_from(count).unwrap_or(u64::MAX);
     proto::AnalyzeResponse {
         outcome: outcome_to_proto(analysis.value) as i32,

@@ -2,7 +2,10 @@
 //! checked against the original judges: read the whole standard input, print exactly what the
 //! original problem expects.
 
-use crate::games::{cutting, diagonal_walk, reclamation, stone_boxes, tetris, Game, Interrupted, Outcome, Solver};
+use crate::games::{
+    cutting, describe, diagonal_walk, reclamation, stone_boxes, tetris, FieldPath, Game, Interrupted, Outcome,
+    SearchContext, SetupError, Step, Value,
+};
 
 /// The original problems the judge command speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -49,6 +52,37 @@ fn malformed(message: impl std::fmt::Display) -> JudgeError {
     JudgeError::Malformed(message.to_string())
 }
 
+impl Problem {
+    /// The name of a field of this problem's position in the problem's own words: the letters of
+    /// its input format (`W`, `s`, `ri`, ...) and which item, counted from 1.
+    fn name(self, path: &FieldPath) -> String {
+        use Step::{Field, Index};
+        match (self, &path.0[..]) {
+            (Problem::Cutting, [Field("pieces"), Index(_), Field("width")]) => "W".into(),
+            (Problem::Cutting, [Field("pieces"), Index(_), Field("height")]) => "H".into(),
+            (Problem::StoneBoxes, [Field("boxes")]) => "n".into(),
+            (Problem::StoneBoxes, [Field("boxes"), Index(i), Field("stones")]) => format!("c of box {}", i + 1),
+            (Problem::StoneBoxes, [Field("boxes"), Index(i), Field("capacity")]) => format!("s of box {}", i + 1),
+            (Problem::Reclamation, [Field("rows")]) => "r".into(),
+            (Problem::Reclamation, [Field("reclaimed")]) => "n".into(),
+            (Problem::Reclamation, [Field("reclaimed"), Index(i)]) => format!("cell {}", i + 1),
+            (Problem::Reclamation, [Field("reclaimed"), Index(i), Field("row")]) => format!("ri of cell {}", i + 1),
+            (Problem::Reclamation, [Field("reclaimed"), Index(i), Field("column")]) => format!("ci of cell {}", i + 1),
+            (Problem::Tetris, [Field("rows")]) => "the board".into(),
+            (Problem::Tetris, [Field("rows"), Index(r)]) => format!("board row {}", r + 1),
+            (Problem::DiagonalWalk, [Field("rows")]) => "n".into(),
+            (Problem::DiagonalWalk, [Field("columns")]) => "m".into(),
+            (Problem::DiagonalWalk, [Field("step")]) => "K".into(),
+            _ => path.to_string(),
+        }
+    }
+
+    /// The input error of a position this problem's input describes, in the problem's own words.
+    fn refused(self, error: &dyn SetupError) -> JudgeError {
+        JudgeError::Malformed(describe(error, &|path| self.name(path)))
+    }
+}
+
 /// Whitespace-separated tokens of an input.
 struct Tokens<'a>(std::str::SplitWhitespace<'a>);
 
@@ -69,12 +103,12 @@ impl<'a> Tokens<'a> {
 }
 
 /// Whether the player to move wins `position`.
-fn first_player_wins<G: Game>(position: &G, solver: &mut Solver) -> Result<bool, JudgeError> {
+fn first_player_wins<G: Game>(position: &G, solver: &mut SearchContext) -> Result<bool, JudgeError> {
     Ok(position.value(solver)?.outcome() == Outcome::NextPlayerWins)
 }
 
 /// Judges `input` as `problem` and returns the exact output.
-pub fn judge(problem: Problem, input: &str, solver: &mut Solver) -> Result<String, JudgeError> {
+pub fn judge(problem: Problem, input: &str, solver: &mut SearchContext) -> Result<String, JudgeError> {
     let mut tokens = Tokens(input.split_whitespace());
     let mut output = String::new();
     let mut line = |text: &str| {
@@ -85,7 +119,8 @@ pub fn judge(problem: Problem, input: &str, solver: &mut Solver) -> Result<Strin
         Problem::Cutting => {
             while let Some(width) = tokens.next_u64("W")? {
                 let height = tokens.expect_u64("H")?;
-                let paper = cutting::Paper::new(vec![cutting::Piece { width, height }]).map_err(malformed)?;
+                let paper =
+                    cutting::Paper::new(vec![cutting::Piece { width, height }]).map_err(|e| problem.refused(&e))?;
                 line(if first_player_wins(&paper, solver)? { "WIN" } else { "LOSE" });
             }
         }
@@ -102,7 +137,7 @@ pub fn judge(problem: Problem, input: &str, solver: &mut Solver) -> Result<Strin
                         Ok(stone_boxes::StoneBox { capacity, stones })
                     })
                     .collect::<Result<Vec<_>, JudgeError>>()?;
-                let boxes = stone_boxes::Boxes::new(boxes).map_err(malformed)?;
+                let boxes = stone_boxes::Boxes::new(boxes).map_err(|e| problem.refused(&e))?;
                 case += 1;
                 line(&format!("Case {case}:"));
                 line(if first_player_wins(&boxes, solver)? { "Yes" } else { "No" });
@@ -115,13 +150,11 @@ pub fn judge(problem: Problem, input: &str, solver: &mut Solver) -> Result<Strin
                     .map(|_| {
                         let row = tokens.expect_u64("ri")?;
                         let column = tokens.expect_u64("ci")?;
-                        let column =
-                            u8::try_from(column).map_err(|_| malformed(format!("ci: {column} is not 1 or 2")))?;
                         Ok(reclamation::Cell { row, column })
                     })
                     .collect::<Result<Vec<_>, JudgeError>>()?;
-                let strip = reclamation::Strip::new(rows, cells).map_err(malformed)?;
-                line(if first_player_wins(&strip, solver)? { "WIN" } else { "LOSE" });
+                let river = reclamation::River::new(rows, cells).map_err(|e| problem.refused(&e))?;
+                line(if first_player_wins(&river, solver)? { "WIN" } else { "LOSE" });
             }
         }
         Problem::Tetris => {
@@ -132,7 +165,7 @@ pub fn judge(problem: Problem, input: &str, solver: &mut Solver) -> Result<Strin
                         tokens.next_str().map(str::to_string).ok_or_else(|| malformed("board row: input ended early"))
                     })
                     .collect::<Result<Vec<_>, _>>()?;
-                let board = tetris::Board::new(&rows).map_err(malformed)?;
+                let board = tetris::Board::new(&rows).map_err(|e| problem.refused(&e))?;
                 line(if first_player_wins(&board, solver)? { "Yes" } else { "No" });
             }
         }
@@ -144,7 +177,7 @@ pub fn judge(problem: Problem, input: &str, solver: &mut Solver) -> Result<Strin
                 for _ in 0..queries {
                     let rows = tokens.expect_u64("n")?;
                     let columns = tokens.expect_u64("m")?;
-                    let walk = diagonal_walk::Walk::new(rows, columns, step, 1, 1).map_err(malformed)?;
+                    let walk = diagonal_walk::Walk::new(rows, columns, step, 1, 1).map_err(|e| problem.refused(&e))?;
                     line(if first_player_wins(&walk, solver)? { "Alice" } else { "Bob" });
                 }
             }
@@ -158,7 +191,7 @@ mod tests {
     use super::*;
 
     fn run(problem: Problem, input: &str) -> String {
-        judge(problem, input, &mut Solver::in_memory()).unwrap()
+        judge(problem, input, &mut SearchContext::in_memory()).unwrap()
     }
 
     #[test]
@@ -206,8 +239,28 @@ mod tests {
     }
 
     #[test]
+    fn invalid_positions_are_named_in_the_problems_words() {
+        let error = |problem, input| judge(problem, input, &mut SearchContext::in_memory()).unwrap_err().to_string();
+        assert_eq!(error(Problem::Cutting, "2 2\n0 5\n"), "malformed input: W is 0; it must be at least 1");
+        assert_eq!(
+            error(Problem::StoneBoxes, "2\n3 1\n10 12\n"),
+            "malformed input: c of box 2 (12) exceeds capacity (10)"
+        );
+        assert_eq!(
+            error(Problem::Reclamation, "9 3\n4 1\n1 2\n4 1\n"),
+            "malformed input: cell 3 (row 4, column 1) repeats cell 1"
+        );
+        assert_eq!(error(Problem::Reclamation, "5 1\n2 3\n"), "malformed input: ci of cell 1 (3) must be 1 or 2");
+        assert_eq!(
+            error(Problem::Tetris, "2 3\n000\n0x0\n"),
+            "malformed input: board row 2 column 2 is 'x'; expected '0' or '.' (free), '1' or '#' (blocked)"
+        );
+        assert_eq!(error(Problem::DiagonalWalk, "1\n1 0\n3 3\n"), "malformed input: K must be at least 1");
+    }
+
+    #[test]
     fn malformed_input_is_an_error() {
-        assert!(judge(Problem::Cutting, "2 x", &mut Solver::in_memory()).is_err());
-        assert!(judge(Problem::StoneBoxes, "2\n3 1\n", &mut Solver::in_memory()).is_err());
+        assert!(judge(Problem::Cutting, "2 x", &mut SearchContext::in_memory()).is_err());
+        assert!(judge(Problem::StoneBoxes, "2\n3 1\n", &mut SearchContext::in_memory()).is_err());
     }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use nimber::cache::{OnCorrupt, Store};
-use nimber::games::{Budget, Memo, NoMemo, Solver, DEFAULT_TABLE_LIMIT};
+use nimber::games::{Budget, Memo, NoMemo, SearchContext, DEFAULT_TABLE_LIMIT};
 use nimber::judge::{judge, Problem};
 use nimber::limits;
 use nimber::logging::{self, LogFormat};
@@ -241,7 +241,7 @@ fn run_judge(problem: Problem, data_dir: Option<PathBuf>) -> anyhow::Result<()> 
         Some(store) => store,
         None => &NoMemo,
     };
-    let output = judge(problem, &input, &mut Solver::new(Budget::unlimited(), memo))?;
+    let output = judge(problem, &input, &mut SearchContext::new(Budget::unlimited(), memo))?;
     print!("{output}");
     Ok(())
 }

@@ -15,7 +15,7 @@ use crate::cache::{OnCorrupt, Store, StoreOptions};
 use crate::calls::CallLayer;
 use crate::metrics::{self, Metrics};
 use crate::proto;
-use crate::service::{EngineConfig, SolverService};
+use crate::service::{ServiceState, SolverService};
 use crate::tls::{Protocol, ServerTls, TlsFiles};
 use crate::transport::{self, AcceptConfig};
 
@@ -170,7 +170,7 @@ impl Server {
     /// Serves until `shutdown` completes, then finishes in-flight calls and flushes the store.
     pub async fn run(mut self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
         let metrics = Arc::new(Metrics::new(Some(self.store.clone()), Some(self.jobs.clone())));
-        let engine = EngineConfig {
+        let state = ServiceState {
             store: self.store.clone(),
             max_solve_time: self.config.max_solve_time,
             table_limit: self.config.table_limit,
@@ -188,7 +188,7 @@ impl Server {
             .tls
             .clone()
             .map(|tls| tokio::spawn(crate::tls::watch(tls, hangup, self.config.tls_poll, metrics.clone())));
-        let solver = proto::solver_server::SolverServer::new(SolverService::new(engine))
+        let solver = proto::solver_server::SolverServer::new(SolverService::new(state))
             .max_decoding_message_size(self.config.max_message_bytes);
         let operations = crate::google::longrunning::operations_server::OperationsServer::new(
             crate::jobs::operations::OperationsService::new(self.jobs.clone()),

@@ -12,14 +12,16 @@ use tonic::{Request, Response, Status};
 
 use crate::cache::Store;
 use crate::convert::{self, InvalidArgument};
-use crate::games::analysis::{self, AnalysisError};
-use crate::games::{Budget, Game, Interrupted, Memo, Position, Solver, Stats, Value};
+use crate::games::analysis;
+use crate::games::sum::SumValue;
+use crate::games::{Budget, Game, Interrupted, Memo, Position, SearchContext, Stats, Value};
 use crate::metrics::{code_name, Metrics};
 use crate::proto;
 
-/// How the engine runs: where it memoizes and how long and how big a solve may get.
+/// What the service shares between its calls: the memo, the limits of a solve, the slots for
+/// expensive solves, the metrics and the job runner.
 #[derive(Clone)]
-pub struct EngineConfig {
+pub struct ServiceState {
     /// The persistent memo.
     pub store: Arc<Store>,
     /// The server-side maximum time of one solve, whatever the caller's deadline.
@@ -75,7 +77,7 @@ impl ServiceError {
 pub fn to_status(error: ServiceError) -> Status {
     let code = error.code();
     let message = match error {
-        ServiceError::InvalidArgument(error) => error.0,
+        ServiceError::InvalidArgument(error) => return error.into_status(),
         ServiceError::Interrupted(Interrupted::DeadlineExceeded) => {
             "the solve did not finish within the deadline (the caller's or --max-solve-ms)".into()
         }
@@ -96,7 +98,7 @@ pub fn to_status(error: ServiceError) -> Status {
 /// The `nimber.v1.Solver` service.
 #[derive(Clone)]
 pub struct SolverService {
-    engine: EngineConfig,
+    state: ServiceState,
 }
 
 /// Sets the cancellation flag when dropped: a call whose future is dropped (the client went away)
@@ -150,9 +152,9 @@ fn solve_deadline(caller: Option<Instant>, max_solve_time: Duration) -> Instant 
 }
 
 impl SolverService {
-    /// A service over the given engine configuration.
-    pub fn new(engine: EngineConfig) -> Self {
-        Self { engine }
+    /// A service over the given shared state.
+    pub fn new(state: ServiceState) -> Self {
+        Self { state }
     }
 
     /// Runs `work` with a solver bound to `deadline`: on the async runtime when `cheap` (closed forms,
@@ -164,20 +166,20 @@ impl SolverService {
         position: Position,
         cheap: bool,
         deadline: Instant,
-        work: impl FnOnce(&Position, &mut Solver) -> Result<T, Interrupted> + Send + 'static,
+        work: impl FnOnce(&Position, &mut SearchContext) -> Result<T, Interrupted> + Send + 'static,
     ) -> Result<(T, Stats, Duration), ServiceError> {
         let cancelled = Arc::new(AtomicBool::new(false));
         let _cancel_on_drop = CancelOnDrop(cancelled.clone());
         let interrupted = interruption_error(&position);
-        let engine = self.engine.clone();
-        let metrics = self.engine.metrics.clone();
+        let state = self.state.clone();
+        let metrics = self.state.metrics.clone();
         let job = move |flush: bool| {
             let started = Instant::now();
-            let mut solver = Solver::new(Budget::new(Some(deadline), cancelled), &*engine.store);
-            solver.table_limit = engine.table_limit;
+            let mut solver = SearchContext::new(Budget::new(Some(deadline), cancelled), &*state.store);
+            solver.table_limit = state.table_limit;
             let result = work(&position, &mut solver);
             if flush {
-                crate::games::Memo::flush(&*engine.store);
+                crate::games::Memo::flush(&*state.store);
             }
             metrics.record_solve(solver.stats);
             result.map(|answer| (answer, solver.stats, started.elapsed()))
@@ -186,7 +188,7 @@ impl SolverService {
             return job(false).map_err(interrupted);
         }
         let permit = self.expensive_slot(deadline).await?;
-        let running = Counted::new(self.engine.metrics.solves_running());
+        let running = Counted::new(self.state.metrics.solves_running());
         let joined = tokio::task::spawn_blocking(move || {
             let _slot = (permit, running);
             job(true)
@@ -201,9 +203,9 @@ impl SolverService {
     /// A slot for an expensive solve, waiting for one until `deadline`; counted as waiting meanwhile,
     /// also when the call is dropped while it waits.
     async fn expensive_slot(&self, deadline: Instant) -> Result<tokio::sync::OwnedSemaphorePermit, ServiceError> {
-        let _waiting = Counted::new(self.engine.metrics.solves_waiting());
+        let _waiting = Counted::new(self.state.metrics.solves_waiting());
         let acquired =
-            tokio::time::timeout_at(deadline.into(), self.engine.expensive_slots.clone().acquire_owned()).await;
+            tokio::time::timeout_at(deadline.into(), self.state.expensive_slots.clone().acquire_owned()).await;
         match acquired {
             Ok(Ok(permit)) => Ok(permit),
             Ok(Err(_closed)) => Err(ServiceError::Internal("the server is shutting down".into())),
@@ -238,9 +240,9 @@ impl SolverService {
     /// The value of a position whose boards need no search (the memo holds all their searched
     /// components), answered without an expensive-solve slot: from memory on this thread, else from
     /// the store on the blocking pool (a few reads, one per component). `None`: a search is needed.
-    async fn value_without_search(&self, position: &Position) -> Option<(Value, Stats, Duration)> {
+    async fn value_without_search(&self, position: &Position) -> Option<(SumValue, Stats, Duration)> {
         let started = Instant::now();
-        let store = self.engine.store.clone();
+        let store = self.state.store.clone();
         let (value, hits) = match position.value_without_search(&|game, key| store.peek(game, key)) {
             Some(found) => found,
             None => {
@@ -250,7 +252,7 @@ impl SolverService {
             }
         };
         let stats = Stats { positions_computed: 0, cache_hits: hits };
-        self.engine.metrics.record_solve(stats);
+        self.state.metrics.record_solve(stats);
         Some((value, stats, started.elapsed()))
     }
 
@@ -258,14 +260,14 @@ impl SolverService {
         &self,
         request: Request<proto::BestMoveRequest>,
     ) -> Result<proto::BestMoveResponse, ServiceError> {
-        let deadline = solve_deadline(caller_deadline(request.metadata()), self.engine.max_solve_time);
+        let deadline = solve_deadline(caller_deadline(request.metadata()), self.state.max_solve_time);
         let position = convert::position_from_proto(request.into_inner().position)?;
         let cheap = position.is_cheap();
         let ((value, best), stats, elapsed) = self
             .run(position, cheap, deadline, |position, solver| {
                 let (value, mv) = position.best_move(solver)?;
                 let best = mv.map(|mv| {
-                    let after = position.play(&mv);
+                    let after = position.play_unchecked(&mv);
                     (mv, after)
                 });
                 Ok((value, best))
@@ -288,22 +290,16 @@ impl SolverService {
         &self,
         request: Request<proto::AnalyzeRequest>,
     ) -> Result<proto::AnalyzeResponse, ServiceError> {
-        let deadline = solve_deadline(caller_deadline(request.metadata()), self.engine.max_solve_time);
+        let deadline = solve_deadline(caller_deadline(request.metadata()), self.state.max_solve_time);
         let request = request.into_inner();
         let position = convert::position_from_proto(request.position)?;
         let (offset, limit) = convert::page_from_proto(request.limit, &request.page_token)?;
         // Analysis evaluates up to thousands of moves: inline only when there are few.
-        let cheap = position.is_cheap() && position.move_count() <= CHEAP_ANALYSIS_MOVES;
+        let cheap = position.is_cheap() && position.moves().len() <= CHEAP_ANALYSIS_MOVES;
         let (analysis, stats, elapsed) = self
-            .run(position, cheap, deadline, move |position, solver| {
-                match analysis::analyze(position, offset, limit, solver) {
-                    Ok(analysis) => Ok(Ok(analysis)),
-                    Err(AnalysisError::Interrupted(interrupted)) => Err(interrupted),
-                    Err(error @ AnalysisError::TailTooDeep(_)) => Ok(Err(InvalidArgument(error.to_string()))),
-                }
-            })
+            .run(position, cheap, deadline, move |position, solver| analysis::analyze(position, offset, limit, solver))
             .await?;
-        Ok(convert::analysis_to_proto(&analysis?, convert::stats_to_proto(stats, elapsed)))
+        Ok(convert::analysis_to_proto(&analysis, convert::stats_to_proto(stats, elapsed)))
     }
 
     /// One item of a stream: its answer, or its error in the response.
@@ -311,7 +307,7 @@ impl SolverService {
         let id = request.id.clone();
         let result = self.solve_position(request, deadline).await;
         let code = result.as_ref().map_or_else(|error| error.code(), |_| tonic::Code::Ok);
-        self.engine.metrics.record_stream_item(code);
+        self.state.metrics.record_stream_item(code);
         match result {
             Ok(response) => response,
             Err(error) => {
@@ -350,7 +346,7 @@ pub type SolveResponses = std::pin::Pin<Box<dyn Stream<Item = Result<proto::Solv
 #[tonic::async_trait]
 impl proto::solver_server::Solver for SolverService {
     async fn solve(&self, request: Request<proto::SolveRequest>) -> Result<Response<proto::SolveResponse>, Status> {
-        let deadline = solve_deadline(caller_deadline(request.metadata()), self.engine.max_solve_time);
+        let deadline = solve_deadline(caller_deadline(request.metadata()), self.state.max_solve_time);
         self.respond(self.solve_position(request.into_inner(), deadline).await)
     }
 
@@ -391,7 +387,7 @@ impl proto::solver_server::Solver for SolverService {
                 let service = service.clone();
                 async move {
                     let request = item?;
-                    let deadline = solve_deadline(stream_deadline, service.engine.max_solve_time);
+                    let deadline = solve_deadline(stream_deadline, service.state.max_solve_time);
                     Ok(service.solve_item(request, deadline).await)
                 }
             })
@@ -403,7 +399,7 @@ impl proto::solver_server::Solver for SolverService {
         &self,
         request: Request<proto::ExploreRequest>,
     ) -> Result<Response<crate::google::longrunning::Operation>, Status> {
-        crate::jobs::operations::explore(&self.engine.jobs, request.into_inner()).await.map(Response::new)
+        crate::jobs::operations::explore(&self.state.jobs, request.into_inner()).await.map(Response::new)
     }
 
     type WatchExploreStream = crate::jobs::operations::OperationStream;
@@ -412,14 +408,14 @@ impl proto::solver_server::Solver for SolverService {
         &self,
         request: Request<proto::WatchExploreRequest>,
     ) -> Result<Response<Self::WatchExploreStream>, Status> {
-        crate::jobs::operations::watch(&self.engine.jobs, request.into_inner().name).await.map(Response::new)
+        crate::jobs::operations::watch(&self.state.jobs, request.into_inner().name).await.map(Response::new)
     }
 
     async fn list_explore_rows(
         &self,
         request: Request<proto::ListExploreRowsRequest>,
     ) -> Result<Response<proto::ListExploreRowsResponse>, Status> {
-        crate::jobs::operations::rows(&self.engine.jobs, request.into_inner()).await.map(Response::new)
+        crate::jobs::operations::rows(&self.state.jobs, request.into_inner()).await.map(Response::new)
     }
 }
 
@@ -444,7 +440,7 @@ mod tests {
         let store = Arc::new(Store::temporary(1024));
         let jobs_dir = tempfile::tempdir().unwrap();
         let jobs = crate::jobs::runner::JobsConfig { dir: jobs_dir.path().to_path_buf(), ..Default::default() };
-        let service = SolverService::new(EngineConfig {
+        let service = SolverService::new(ServiceState {
             store: store.clone(),
             max_solve_time: Duration::from_secs(60),
             table_limit: 1024,

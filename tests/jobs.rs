@@ -4,6 +4,7 @@
 
 mod common;
 
+use nimber::games::Value;
 use std::time::{Duration, Instant};
 
 use common::{assert_idle, cpu_ticks, engine_value, sample, scrape, solve_request, TestServer};

@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{assert_refuses_to_start, call_raw, engine_value, Mount, TestServer};
-use nimber::games::{analysis, mex, Budget, Game, NoMemo, Outcome, Position, Solver, Value};
+use nimber::games::sum::SumValue;
+use nimber::games::{analysis, mex, Budget, Game, NoMemo, Outcome, Position, SearchContext, Value};
 use nimber::proto::{self, position::Game as P};
 use nimber::random::SplitMix;
 use nimber::testing::{board_position, random_board, random_position, Kind, SMALL_SIDES};
@@ -564,9 +565,9 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
     let echoed = nimber::convert::position_to_proto(&domain);
     let reparsed = nimber::convert::position_from_proto(Some(echoed.clone()))
         .map_err(|error| format!("position_to_proto output {echoed:?} is rejected: {error}"))?;
-    let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
+    let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
     let Ok(value) = domain.value(&mut solver) else { return Ok(()) };
-    if let Ok(again) = reparsed.value(&mut Solver::new(budget(STEP_MILLIS), &NoMemo)) {
+    if let Ok(again) = reparsed.value(&mut SearchContext::new(budget(STEP_MILLIS), &NoMemo)) {
         if again != value {
             return Err(format!("value {value:?}, but {again:?} after a protobuf round trip"));
         }
@@ -577,15 +578,15 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
             // are at most MOVES_CHECKED moves, all valued within one step's budget, as nimbers
             // (the cutting game's literal-rule states are not).
             let Some(nimber) = value.nimber() else { return Ok(()) };
-            let moves: Vec<_> = domain.moves().take(MOVES_CHECKED + 1).collect();
+            let moves: Vec<_> = domain.moves().iter().take(MOVES_CHECKED + 1).collect();
             if moves.len() > MOVES_CHECKED {
                 return Ok(());
             }
-            let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
+            let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
             let mut reached = Vec::new();
             for mv in &moves {
-                match domain.play(mv).value(&mut solver) {
-                    Ok(Value::Nimber(after)) => reached.push(after),
+                match domain.play_unchecked(mv).value(&mut solver) {
+                    Ok(SumValue::Nimber(after)) => reached.push(after),
                     _ => return Ok(()),
                 }
             }
@@ -594,32 +595,32 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
             }
         }
         Rpc::BestMove => {
-            let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
+            let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
             let Ok((best_value, mv)) = domain.best_move(&mut solver) else { return Ok(()) };
             if best_value != value {
                 return Err(format!("best_move says {best_value:?}, value says {value:?}"));
             }
             if let Some(mv) = mv {
                 let _ = nimber::convert::move_to_proto(&mv);
-                let after = domain.play(&mv);
+                let after = domain.play_unchecked(&mv);
                 let after_proto = nimber::convert::position_to_proto(&after);
                 nimber::convert::position_from_proto(Some(after_proto.clone()))
                     .map_err(|error| format!("the position after {mv:?}, {after_proto:?}, is rejected: {error}"))?;
                 if let Some(target) = value.winning_target() {
-                    if let Ok(reached) = after.value(&mut Solver::new(budget(STEP_MILLIS), &NoMemo)) {
+                    if let Ok(reached) = after.value(&mut SearchContext::new(budget(STEP_MILLIS), &NoMemo)) {
                         if reached != target {
                             return Err(format!("best move {mv:?} from {value:?} reaches {reached:?}, not {target:?}"));
                         }
                     }
                 }
-            } else if value.outcome() == Outcome::NextPlayerWins || domain.moves().next().is_some() {
+            } else if value.outcome() == Outcome::NextPlayerWins || !domain.moves().is_empty() {
                 return Err(format!("no best move from {value:?} though moves exist"));
             }
         }
         Rpc::Analyze => {
             let pages = [nimber::convert::page_from_proto(limit, page_token).ok(), Some((0, 10))];
             for (offset, limit) in pages.into_iter().flatten() {
-                let mut solver = Solver::new(budget(STEP_MILLIS), &NoMemo);
+                let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
                 let Ok(analysis) = analysis::analyze(&domain, offset, limit, &mut solver) else { return Ok(()) };
                 let _ = nimber::convert::analysis_to_proto(&analysis, proto::Stats::default());
                 if analysis.value != value {
@@ -762,7 +763,7 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
     for (i, body) in bodies.iter().enumerate() {
         let rpc = RPCS[i % 3];
         // Decoded, through the generated client.
-        let typed: Option<Result<Option<(Value, u64)>, tonic::Status>> = match rpc {
+        let typed: Option<Result<Option<(SumValue, u64)>, tonic::Status>> = match rpc {
             Rpc::Solve => match proto::SolveRequest::decode(body.as_slice()) {
                 Ok(message) => {
                     let mut request = tonic::Request::new(message);
@@ -770,9 +771,9 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
                     Some(client.solve(request).await.map(|answer| {
                         let answer = answer.into_inner();
                         let value = match (answer.outcome(), answer.grundy) {
-                            (_, Some(grundy)) => Value::Nimber(grundy),
-                            (proto::Outcome::NextPlayerWins, None) => Value::WinsAtOnce,
-                            (_, None) => Value::Finished,
+                            (_, Some(grundy)) => SumValue::Nimber(grundy),
+                            (proto::Outcome::NextPlayerWins, None) => SumValue::WinsAtOnce,
+                            (_, None) => SumValue::Finished,
                         };
                         Some((value, 0))
                     }))
@@ -803,7 +804,7 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
                     // The server's answer against the engine in this process (when it finishes quickly).
                     let request = proto::SolveRequest::decode(body.as_slice()).unwrap();
                     let domain = nimber::convert::position_from_proto(request.position).unwrap();
-                    if let Ok(expected) = domain.value(&mut Solver::new(budget(500), &NoMemo)) {
+                    if let Ok(expected) = domain.value(&mut SearchContext::new(budget(500), &NoMemo)) {
                         if served != expected {
                             failures
                                 .push(format!("Solve body {}: server says {served:?}, engine {expected:?}", hex(body)));
@@ -857,5 +858,5 @@ fn the_fuzz_checks_accept_a_valid_request() {
     check_body(&body).unwrap();
     let position: Position =
         nimber::convert::position_from_proto(Some(board_position(vec!["000".into(), "000".into()]))).unwrap();
-    assert_eq!(position.value(&mut Solver::in_memory()).unwrap(), Value::Nimber(1));
+    assert_eq!(position.value(&mut SearchContext::in_memory()).unwrap(), SumValue::Nimber(1));
 }

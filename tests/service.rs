@@ -5,8 +5,10 @@ mod common;
 
 use common::{engine_value, solve_request, TestServer};
 use nimber::games::Game;
+use nimber::games::Value;
 use nimber::proto::{self, position::Game as P, Outcome};
 use tonic::Code;
+use tonic_types::StatusExt;
 
 fn position(game: P) -> proto::Position {
     proto::Position { game: Some(game) }
@@ -83,7 +85,7 @@ async fn check_best_move(
     let best =
         client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
     let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
-    let has_moves = domain.moves().next().is_some();
+    let has_moves = !domain.moves().is_empty();
     assert_eq!(best.r#move.is_some(), has_moves, "{position:?}");
     let outcome = best.outcome();
     let Some(after) = best.after else { return };
@@ -116,18 +118,22 @@ async fn best_moves_win_when_a_win_exists() {
 async fn bad_input_is_invalid_argument_naming_the_field_and_the_server_keeps_serving() {
     let server = TestServer::start();
     let mut client = server.client().await;
-    let cases: Vec<(proto::SolveRequest, &str)> = vec![
-        (proto::SolveRequest { position: None, id: String::new() }, "position"),
-        (solve_request(proto::Position { game: None }), "position"),
-        (solve_request(cutting(&[(3, 0)])), "cutting.pieces[0].height"),
-        (solve_request(cutting(&vec![(2, 2); 100_001])), "100000"),
-        (solve_request(stone_boxes(&[(5, 2), (10, 12)])), "stone_boxes.boxes[1].stones"),
-        (solve_request(stone_boxes(&vec![(2, 1); 100_001])), "100000"),
+    // Each case: the request, a part of the message, and the field the BadRequest details name.
+    let cases: Vec<(proto::SolveRequest, &str, &str)> = vec![
+        (proto::SolveRequest { position: None, id: String::new() }, "position", "position"),
+        (solve_request(proto::Position { game: None }), "position", "position"),
+        (solve_request(cutting(&[(3, 0)])), "cutting.pieces[0].height", "cutting.pieces[0].height"),
+        (solve_request(cutting(&vec![(2, 2); 100_001])), "100000", "cutting.pieces[100000]"),
+        (solve_request(stone_boxes(&[(5, 2), (10, 12)])), "stone_boxes.boxes[1].stones", "stone_boxes.boxes[1].stones"),
+        (solve_request(stone_boxes(&vec![(2, 1); 100_001])), "100000", "stone_boxes.boxes[100000]"),
     ];
-    for (request, field) in cases {
+    for (request, part, field) in cases {
         let status = client.solve(request).await.expect_err("bad input is rejected");
         assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
-        assert!(status.message().contains(field), "{field} not in {:?}", status.message());
+        assert!(status.message().contains(part), "{part} not in {:?}", status.message());
+        let violations = status.get_details_bad_request().expect("BadRequest details").field_violations;
+        assert_eq!(violations.len(), 1, "{status:?}");
+        assert_eq!((violations[0].field.as_str(), violations[0].description.as_str()), (field, status.message()));
     }
     let answer = client.solve(solve_request(cutting(&[(4, 2)]))).await.unwrap().into_inner();
     assert_eq!(answer.outcome(), Outcome::NextPlayerWins);

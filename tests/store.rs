@@ -5,6 +5,7 @@
 
 mod common;
 
+use nimber::games::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -1,13 +1,14 @@
 //! "What is every move worth?": a position's moves with the values they lead to, winning moves
-//! first, paged, with exact move counts computed without enumeration where the game allows it.
+//! first, paged, with exact move counts; and the best move. Written once for every game, over the
+//! games' move sets ([`MoveSet`]), which are counted and indexed without enumeration.
 //!
 //! What a page may cost: a position with at most [`ENUMERATION_LIMIT`] moves is evaluated whole. A
-//! larger one lists its winning moves by construction (each game skips to a page of them directly),
-//! then the others (the tail) in move order, which is walked by evaluating each move in turn; so a
-//! page may start at most [`MAX_TAIL_SKIP`] moves into the tail ([`AnalysisError::TailTooDeep`]
-//! otherwise, checked before the walk). A page starting at or past the last move is empty at once.
+//! larger one lists its winning moves (the set of moves to the winning target), then the others (the
+//! tail) in move order. A page of the tail is found by arithmetic on the two sets, whatever its
+//! offset (see [`others_from`]), and only the moves on the page are evaluated. A page starting at or
+//! past the last move is empty at once.
 
-use super::{Game, Interrupted, Solver, Value};
+use super::{Game, Interrupted, MoveSet, Outcome, SearchContext, Value};
 
 /// How many moves a page lists when the caller does not say.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -16,78 +17,127 @@ pub const MAX_LIMIT: usize = 1000;
 /// Positions with at most this many moves are analyzed by evaluating and sorting every move;
 /// larger ones list winning moves first, then the others in move order.
 pub const ENUMERATION_LIMIT: u128 = 10_000;
-/// The furthest into the non-winning moves of a position with more than [`ENUMERATION_LIMIT`] moves
-/// a page may start: they are listed by evaluating each move in turn, skipped ones included.
-pub const MAX_TAIL_SKIP: u128 = 100_000;
-
-/// Why an analysis has no answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AnalysisError {
-    /// The solve stopped before it had an answer.
-    Interrupted(Interrupted),
-    /// The page starts this many moves into the non-winning moves, past [`MAX_TAIL_SKIP`].
-    TailTooDeep(u128),
-}
-
-impl From<Interrupted> for AnalysisError {
-    fn from(error: Interrupted) -> Self {
-        AnalysisError::Interrupted(error)
-    }
-}
-
-impl std::fmt::Display for AnalysisError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AnalysisError::Interrupted(Interrupted::DeadlineExceeded) => f.write_str("the deadline passed"),
-            AnalysisError::Interrupted(Interrupted::Cancelled) => f.write_str("the call was cancelled"),
-            AnalysisError::TailTooDeep(skip) => write!(
-                f,
-                "page_token starts {skip} moves into the non-winning moves, which are listed by evaluating each \
-                 in turn; the limit is {MAX_TAIL_SKIP}"
-            ),
-        }
-    }
-}
 
 /// One move and the value of the position it leads to.
 #[derive(Clone, Debug, PartialEq)]
-pub struct MoveValue<M> {
+pub struct MoveValue<M, V> {
     /// The move.
     pub mv: M,
     /// The value after the move.
-    pub value: Value,
+    pub value: V,
 }
 
-impl<M> MoveValue<M> {
+impl<M, V: Value> MoveValue<M, V> {
     /// Whether the move wins for the player making it (the opponent is left a lost position).
     pub fn is_winning(&self) -> bool {
-        self.value.winning_target().is_none()
+        self.value.outcome() == Outcome::PreviousPlayerWins
     }
 }
 
 /// A page of a position's analysis.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Analysis<M> {
+pub struct Analysis<M, V> {
     /// The position's value.
-    pub value: Value,
+    pub value: V,
     /// How many legal moves there are.
     pub total_moves: u128,
     /// How many of them win.
     pub winning_moves: u128,
     /// This page: winning moves first, then by value.
-    pub moves: Vec<MoveValue<M>>,
+    pub moves: Vec<MoveValue<M, V>>,
     /// Where the next page starts, if there is one.
     pub next_offset: Option<u128>,
 }
 
 /// The order of the listing: winning moves first, then by the nimber they lead to, and positions
-/// won at once by the opponent last.
-fn listing_rank(value: Value) -> (u8, u64) {
-    match value {
-        Value::Nimber(0) | Value::Finished => (0, 0),
-        Value::Nimber(n) => (1, n),
-        Value::WinsAtOnce => (2, 0),
+/// without a nimber that the opponent wins (won at once) last.
+fn listing_rank<V: Value>(value: V) -> (u8, u64) {
+    match (value.outcome(), value.nimber()) {
+        (Outcome::PreviousPlayerWins, _) => (0, 0),
+        (Outcome::NextPlayerWins, Some(nimber)) => (1, nimber),
+        (Outcome::NextPlayerWins, None) => (2, 0),
     }
+}
+
+/// The value of `position` and its best move: a winning one (the first in move order) when the
+/// player to move wins, otherwise the first legal move; `None` when there is no move at all.
+pub fn best_move<G: Game>(
+    position: &G,
+    solver: &mut SearchContext,
+) -> Result<(G::Value, Option<G::Move>), Interrupted> {
+    let value = position.value(solver)?;
+    let mv = match value.winning_target() {
+        None => position.moves().get(0),
+        Some(target) => position.first_move_to(target, solver)?,
+    };
+    Ok((value, mv))
+}
+
+/// The number of moves of `set` (ascending) below `mv`.
+fn count_below<M: Ord + 'static>(set: &MoveSet<M>, mv: &M) -> u128 {
+    let (mut low, mut high) = (0, set.len());
+    while low < high {
+        let middle = low + (high - low) / 2;
+        match set.get(middle) {
+            Some(here) if here < *mv => low = middle + 1,
+            _ => high = middle,
+        }
+    }
+    low
+}
+
+/// The moves of `all` that are not in `winning` (a subset of it; both ascending, as move sets are),
+/// from the `skip`-th of them on, in order; O(log² of the sizes) set lookups to start, whatever
+/// `skip`, and O(log) per move listed.
+///
+/// With `before(q)` the number of such moves among the first `q` of `all` (`q` less the winning
+/// moves below `all[q]`), non-decreasing in `q`, the `skip`-th is `all[q − 1]` for the least `q`
+/// with `before(q) > skip`. From there the walk skips each stretch of winning moves at once: where
+/// `all[q] = winning[j]`, the stretch goes on while `all[q + i] = winning[j + i]`, which holds for a
+/// prefix of the `i` (both ascending, the one a subset of the other), found by bisection.
+pub fn others_from<'s, M: Ord + Clone + 'static>(
+    all: &'s MoveSet<M>,
+    winning: &'s MoveSet<M>,
+    skip: u128,
+) -> impl Iterator<Item = M> + 's {
+    let total = all.len();
+    let before = |q: u128| match all.get(q) {
+        Some(mv) => q - count_below(winning, &mv),
+        None => total - winning.len(),
+    };
+    let mut start = None;
+    if skip < total - winning.len() {
+        let (mut low, mut high) = (1, total);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if before(middle) > skip {
+                high = middle;
+            } else {
+                low = middle + 1;
+            }
+        }
+        start = Some(low - 1);
+    }
+    let mut at = start.map(|q| (q, all.get(q).map_or(winning.len(), |mv| count_below(winning, &mv))));
+    std::iter::from_fn(move || loop {
+        let (q, j) = at?;
+        let mv = all.get(q)?;
+        if winning.get(j).as_ref() != Some(&mv) {
+            at = Some((q + 1, j));
+            return Some(mv);
+        }
+        // all[q + i] = winning[j + i] for i < stretch: the longest such prefix.
+        let (mut low, mut high) = (1, (total - q).min(winning.len() - j));
+        while low < high {
+            let middle = low + (high - low).div_ceil(2);
+            if all.get(q + middle - 1) == winning.get(j + middle - 1) {
+                low = middle;
+            } else {
+                high = middle - 1;
+            }
+        }
+        at = Some((q + low, j + low));
+    })
 }
 
 /// Analyzes `position`: its value, its move counts, and the page of at most `limit` moves that
@@ -96,62 +146,38 @@ pub fn analyze<G: Game>(
     position: &G,
     offset: u128,
     limit: usize,
-    solver: &mut Solver,
-) -> Result<Analysis<G::Move>, AnalysisError> {
+    solver: &mut SearchContext,
+) -> Result<Analysis<G::Move, G::Value>, Interrupted> {
     let value = position.value(solver)?;
-    let total_moves = position.move_count();
-    if offset >= total_moves && total_moves > ENUMERATION_LIMIT {
-        let winning_moves = match value.winning_target() {
-            Some(target) => position.count_moves_to(target, solver)?,
-            None => 0,
-        };
-        return Ok(Analysis { value, total_moves, winning_moves, moves: Vec::new(), next_offset: None });
-    }
-    let evaluate = |mv: G::Move, solver: &mut Solver| -> Result<MoveValue<G::Move>, Interrupted> {
+    let all = position.moves();
+    let total_moves = all.len();
+    let evaluate = |mv: G::Move, solver: &mut SearchContext| -> Result<MoveValue<G::Move, G::Value>, Interrupted> {
         solver.budget.check()?;
-        let value = position.play(&mv).value(solver)?;
+        let value = position.play_unchecked(&mv).value(solver)?;
         Ok(MoveValue { mv, value })
     };
     let (winning_moves, moves) = if total_moves <= ENUMERATION_LIMIT {
-        let mut all = position.moves().map(|mv| evaluate(mv, solver)).collect::<Result<Vec<_>, _>>()?;
-        all.sort_by_key(|move_value| listing_rank(move_value.value));
-        let winning = all.iter().filter(|move_value| move_value.is_winning()).count() as u128;
-        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(all.len());
-        (winning, all.into_iter().skip(start).take(limit).collect())
+        let mut every = all.iter().map(|mv| evaluate(mv, solver)).collect::<Result<Vec<_>, _>>()?;
+        every.sort_by_key(|move_value| listing_rank(move_value.value));
+        let winning = every.iter().filter(|move_value| move_value.is_winning()).count() as u128;
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(every.len());
+        (winning, every.into_iter().skip(start).take(limit).collect())
     } else {
-        let target = value.winning_target();
-        let winning = match target {
-            Some(target) => position.count_moves_to(target, solver)?,
-            None => 0,
+        let winning = match value.winning_target() {
+            Some(target) => position.moves_to(target, solver)?,
+            None => MoveSet::empty(),
         };
-        // The rest: the non-winning moves in move order, skipping those on earlier pages.
-        let mut skip = offset.saturating_sub(winning);
-        if skip > MAX_TAIL_SKIP {
-            return Err(AnalysisError::TailTooDeep(skip));
+        let mut page = Vec::with_capacity(limit.min(MAX_LIMIT));
+        for mv in winning.iter_from(offset).take(limit) {
+            page.push(evaluate(mv, solver)?);
         }
-        let mut page = Vec::with_capacity(limit);
-        if let (Some(target), true) = (target, offset < winning) {
-            for mv in position.moves_to(target, offset, limit, solver)? {
+        if page.len() < limit && offset < total_moves {
+            let skip = offset.saturating_sub(winning.len());
+            for mv in others_from(&all, &winning, skip).take(limit - page.len()) {
                 page.push(evaluate(mv, solver)?);
             }
         }
-        if page.len() < limit {
-            for mv in position.moves() {
-                let move_value = evaluate(mv, solver)?;
-                if move_value.is_winning() {
-                    continue;
-                }
-                if skip > 0 {
-                    skip -= 1;
-                    continue;
-                }
-                page.push(move_value);
-                if page.len() >= limit {
-                    break;
-                }
-            }
-        }
-        (winning, page)
+        (winning.len(), page)
     };
     let end = offset.saturating_add(moves.len() as u128);
     let next_offset = (end < total_moves && !moves.is_empty()).then_some(end);
@@ -167,16 +193,16 @@ mod tests {
     #[test]
     fn small_positions_list_every_move_sorted_and_paged() {
         let paper = Paper::new(vec![Piece { width: 7, height: 5 }, Piece { width: 4, height: 4 }]).unwrap();
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let all = analyze(&paper, 0, MAX_LIMIT, &mut solver).unwrap();
-        assert_eq!(all.total_moves, paper.moves().count() as u128);
+        assert_eq!(all.total_moves, paper.moves().iter().count() as u128);
         assert_eq!(all.moves.len() as u128, all.total_moves);
         assert_eq!(all.next_offset, None);
         let ranks: Vec<_> = all.moves.iter().map(|m| listing_rank(m.value)).collect();
         assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "sorted: {ranks:?}");
         assert_eq!(all.winning_moves, all.moves.iter().filter(|m| m.is_winning()).count() as u128);
         for move_value in &all.moves {
-            assert_eq!(paper.play(&move_value.mv).value(&mut solver).unwrap(), move_value.value);
+            assert_eq!(paper.play_unchecked(&move_value.mv).value(&mut solver).unwrap(), move_value.value);
         }
         // Pages of 3 put together are the whole listing.
         let mut paged = Vec::new();
@@ -196,7 +222,7 @@ mod tests {
             StoneBox { capacity: 1 << 50, stones: 1 << 20 },
         ])
         .unwrap();
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let analysis = analyze(&boxes, 0, 10, &mut solver).unwrap();
         assert!(analysis.total_moves > ENUMERATION_LIMIT);
         assert_eq!(analysis.moves.len(), 10);
@@ -204,29 +230,62 @@ mod tests {
         assert!(analysis.moves[..winners].iter().all(MoveValue::is_winning));
         assert!(analysis.moves[winners..].iter().all(|m| !m.is_winning()));
         for move_value in &analysis.moves {
-            assert_eq!(boxes.play(&move_value.mv).value(&mut solver).unwrap(), move_value.value);
+            assert_eq!(boxes.play_unchecked(&move_value.mv).value(&mut solver).unwrap(), move_value.value);
         }
         // The second page continues where the first ended, with no move twice.
         let next = analyze(&boxes, analysis.next_offset.unwrap(), 10, &mut solver).unwrap();
         assert!(next.moves.iter().all(|m| !analysis.moves.contains(m)));
+        // Any page of the tail, however deep, is found at once: the last moves of all.
+        let last = analyze(&boxes, analysis.total_moves - 3, 10, &mut solver).unwrap();
+        assert_eq!(last.moves.len(), 3);
+        assert_eq!(last.next_offset, None);
+        let every = boxes.moves();
+        let ends: Vec<_> = last.moves.iter().map(|m| m.mv).collect();
+        assert_eq!(ends, every.iter_from(every.len() - 3).collect::<Vec<_>>());
     }
 
     #[test]
-    fn pages_past_the_end_are_empty_and_deep_tail_pages_are_refused_before_the_walk() {
-        let piece = Paper::new(vec![Piece { width: u64::MAX, height: u64::MAX }]).unwrap();
-        // No budget: a walk through the tail would not end within the test's lifetime.
-        let mut solver = Solver::in_memory();
-        let first = analyze(&piece, 0, 1, &mut solver).unwrap();
-        let past = analyze(&piece, u128::MAX, 10, &mut solver).unwrap();
+    fn tail_pages_at_any_offset_match_the_enumeration() {
+        // 11 998 cuts (past the enumeration limit), with winning cuts spread through them.
+        let paper = Paper::new(vec![Piece { width: 6000, height: 6000 }]).unwrap();
+        let mut solver = SearchContext::in_memory();
+        let first = analyze(&paper, 0, 1, &mut solver).unwrap();
+        assert!(first.total_moves > ENUMERATION_LIMIT);
+        let moves = paper.moves();
+        let values: Vec<_> =
+            moves.iter().map(|mv| (mv, paper.play_unchecked(&mv).value(&mut solver).unwrap())).collect();
+        let winning: Vec<_> = values.iter().filter(|(_, v)| v.outcome() == Outcome::PreviousPlayerWins).collect();
+        let others: Vec<_> = values.iter().filter(|(_, v)| v.outcome() != Outcome::PreviousPlayerWins).collect();
+        assert_eq!(first.winning_moves, winning.len() as u128);
+        assert!(winning.len() > 10, "the test needs winning moves among the others");
+        let listing: Vec<_> = winning.into_iter().chain(others).copied().collect();
+        for offset in [0, 1, first.winning_moves - 1, first.winning_moves, 1234, 7777, first.total_moves - 5] {
+            let page = analyze(&paper, offset, 40, &mut solver).unwrap();
+            let expected: Vec<_> = listing.iter().skip(offset as usize).take(40).collect();
+            let got: Vec<_> = page.moves.iter().map(|m| (m.mv, m.value)).collect();
+            assert_eq!(got.len(), expected.len(), "from {offset}");
+            assert!(got.iter().zip(expected).all(|(a, b)| a == b), "from {offset}");
+        }
+        let past = analyze(&paper, u128::MAX, 10, &mut solver).unwrap();
         assert_eq!((past.moves.len(), past.next_offset), (0, None));
         assert_eq!(
             (past.value, past.total_moves, past.winning_moves),
-            (first.value, piece.move_count(), first.winning_moves)
+            (first.value, first.total_moves, first.winning_moves)
         );
-        let deepest = analyze(&piece, first.winning_moves + MAX_TAIL_SKIP, 1, &mut solver).unwrap();
-        assert_eq!(deepest.moves.len(), 1);
-        assert!(!deepest.moves[0].is_winning());
-        let too_deep = analyze(&piece, first.winning_moves + MAX_TAIL_SKIP + 1, 1, &mut solver);
-        assert_eq!(too_deep.unwrap_err(), AnalysisError::TailTooDeep(MAX_TAIL_SKIP + 1));
+    }
+
+    #[test]
+    fn deep_tail_pages_of_huge_positions_are_arithmetic() {
+        let piece = Paper::new(vec![Piece { width: u64::MAX, height: u64::MAX }]).unwrap();
+        // No budget: a walk through the tail would not end within the test's lifetime.
+        let mut solver = SearchContext::in_memory();
+        let first = analyze(&piece, 0, 1, &mut solver).unwrap();
+        let others = first.total_moves - first.winning_moves;
+        for offset in [first.winning_moves + 100_001, first.winning_moves + others / 3, first.total_moves - 2] {
+            let page = analyze(&piece, offset, 5, &mut solver).unwrap();
+            assert!(!page.moves.is_empty());
+            assert!(page.moves.iter().all(|m| !m.is_winning() && piece.is_legal(&m.mv)), "{offset}: {page:?}");
+            assert!(page.moves.windows(2).all(|w| w[0].mv < w[1].mv));
+        }
     }
 }

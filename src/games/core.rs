@@ -1,5 +1,5 @@
 //! What every game shares: the [`Game`] trait, [`Value`] and [`Outcome`], nimber arithmetic,
-//! the [`Solver`] context (deadline, statistics, persistent memo) and the error a solve can end with.
+//! the [`SearchContext`] context (deadline, statistics, persistent memo) and the error a solve can end with.
 //!
 //! This file depends on nothing outside the standard library, so a game module can be compiled and
 //! tested with it alone.
@@ -17,56 +17,35 @@ pub enum Outcome {
     PreviousPlayerWins,
 }
 
-/// The value of a position.
-///
-/// Every game here is normal play (the player who cannot move loses) and has a Grundy value, except
-/// the cutting game, whose literal rule ("whoever cuts out a 1×1 piece wins") adds two states that are
-/// not normal-play values: a game already over, and a game won at once. They absorb everything in a sum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Value {
-    /// A normal-play position with this Grundy value (nimber).
-    Nimber(u64),
-    /// The game is over: a 1×1 piece has been cut out, the player to move has lost.
-    Finished,
-    /// The player to move wins at once by cutting out a 1×1 piece.
-    WinsAtOnce,
+/// A Grundy value: what a position of a normal-play game is worth.
+pub type Nimber = u64;
+
+/// What a position is worth: a [`Nimber`] in every normal-play game; the cutting game and sums,
+/// where its literal rule adds two more states, use [`SumValue`](super::sum::SumValue).
+pub trait Value: Copy + Eq + std::fmt::Debug + Send + 'static {
+    /// Who wins.
+    fn outcome(self) -> Outcome;
+    /// The value a winning move leads to, if the player to move wins.
+    fn winning_target(self) -> Option<Self>;
+    /// The Grundy value, where the position is a normal-play one.
+    fn nimber(self) -> Option<Nimber>;
 }
 
-impl Value {
-    /// The value a winning move leads to from a position of this value, if the player to move wins:
-    /// a nimber 0, or the finished game for a position won at once.
-    pub fn winning_target(self) -> Option<Value> {
-        match self {
-            Value::Nimber(0) | Value::Finished => None,
-            Value::Nimber(_) => Some(Value::Nimber(0)),
-            Value::WinsAtOnce => Some(Value::Finished),
+impl Value for Nimber {
+    fn outcome(self) -> Outcome {
+        if self == 0 {
+            Outcome::PreviousPlayerWins
+        } else {
+            Outcome::NextPlayerWins
         }
     }
 
-    /// Who wins.
-    pub fn outcome(self) -> Outcome {
-        match self {
-            Value::Nimber(0) | Value::Finished => Outcome::PreviousPlayerWins,
-            Value::Nimber(_) | Value::WinsAtOnce => Outcome::NextPlayerWins,
-        }
+    fn winning_target(self) -> Option<Self> {
+        (self != 0).then_some(0)
     }
 
-    /// The Grundy value, where the position is a normal-play one.
-    pub fn nimber(self) -> Option<u64> {
-        match self {
-            Value::Nimber(g) => Some(g),
-            Value::Finished | Value::WinsAtOnce => None,
-        }
-    }
-
-    /// The value of the disjunctive sum of two positions: a finished game ends the sum, an
-    /// immediate win wins the sum, otherwise nimbers add by XOR.
-    pub fn plus(self, other: Value) -> Value {
-        match (self, other) {
-            (Value::Finished, _) | (_, Value::Finished) => Value::Finished,
-            (Value::WinsAtOnce, _) | (_, Value::WinsAtOnce) => Value::WinsAtOnce,
-            (Value::Nimber(a), Value::Nimber(b)) => Value::Nimber(a ^ b),
-        }
+    fn nimber(self) -> Option<Nimber> {
+        Some(self)
     }
 }
 
@@ -77,6 +56,81 @@ pub fn mex(values: impl IntoIterator<Item = u64>) -> u64 {
     seen.dedup();
     seen.iter().enumerate().find(|&(i, &v)| v != i as u64).map_or(seen.len() as u64, |(i, _)| i as u64)
 }
+
+/// One step of the path to a field: a named field or an index into a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A field, by its name in the game's own terms.
+    Field(&'static str),
+    /// An element of a list, 0-based.
+    Index(usize),
+}
+
+/// The path to a field of a game's setup, in the game's own terms: e.g. `pieces[1].width`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldPath(pub Vec<Step>);
+
+impl FieldPath {
+    /// The field `name` of the setup.
+    pub fn field(name: &'static str) -> Self {
+        FieldPath(vec![Step::Field(name)])
+    }
+
+    /// Element `index` of this list.
+    pub fn at(mut self, index: usize) -> Self {
+        self.0.push(Step::Index(index));
+        self
+    }
+
+    /// The field `name` of this field.
+    pub fn then(mut self, name: &'static str) -> Self {
+        self.0.push(Step::Field(name));
+        self
+    }
+}
+
+impl std::fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (number, step) in self.0.iter().enumerate() {
+            match step {
+                Step::Field(name) if number == 0 => f.write_str(name)?,
+                Step::Field(name) => write!(f, ".{name}")?,
+                Step::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a game's validating constructor refused a setup: the field at fault and what is wrong with
+/// it, so that each caller can name fields its own way (the service as protobuf field paths, the
+/// judge in the problem's words).
+pub trait SetupError: std::error::Error {
+    /// The field at fault.
+    fn field(&self) -> FieldPath;
+    /// What is wrong with the field, as the rest of a sentence that starts with its name; `name`
+    /// renders the other fields it refers to.
+    fn problem(&self, name: &dyn Fn(&FieldPath) -> String) -> String;
+}
+
+/// The sentence of `error` with fields named by `name`: the field at fault, then its problem.
+pub fn describe(error: &dyn SetupError, name: &dyn Fn(&FieldPath) -> String) -> String {
+    format!("{} {}", name(&error.field()), error.problem(name))
+}
+
+/// Implements `Display` for a [`SetupError`]: the sentence with the fields' own paths.
+macro_rules! display_setup_error {
+    ($error:ty) => {
+        impl std::fmt::Display for $error {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&$crate::games::describe(self, &|path| path.to_string()))
+            }
+        }
+
+        impl std::error::Error for $error {}
+    };
+}
+pub(crate) use display_setup_error;
 
 /// Why a solve stopped before it had an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,7 +239,7 @@ impl Memo for NoMemo {
 }
 
 /// Everything a solve may use besides the position: its budget, its counters, the memo.
-pub struct Solver<'a> {
+pub struct SearchContext<'a> {
     /// When to stop.
     pub budget: Budget,
     /// What the solve did.
@@ -196,121 +250,210 @@ pub struct Solver<'a> {
     pub table_limit: usize,
 }
 
-/// The default for [`Solver::table_limit`]: about 16 million entries (a full 10×10 board peaks at
+/// The default for [`SearchContext::table_limit`]: about 16 million entries (a full 10×10 board peaks at
 /// 1.3 GB with it; 4 million entries cap that at 0.66 GB for 2.3 times the time).
 pub const DEFAULT_TABLE_LIMIT: usize = 1 << 24;
 
-impl<'a> Solver<'a> {
+impl<'a> SearchContext<'a> {
     /// A solver with the given budget and memo and zeroed counters.
     pub fn new(budget: Budget, memo: &'a dyn Memo) -> Self {
         Self { budget, stats: Stats::default(), memo, table_limit: DEFAULT_TABLE_LIMIT }
     }
 }
 
-impl Solver<'static> {
+impl SearchContext<'static> {
     /// A solver with no deadline and no persistent memo.
     pub fn in_memory() -> Self {
-        Solver::new(Budget::unlimited(), &NoMemo)
+        SearchContext::new(Budget::unlimited(), &NoMemo)
+    }
+}
+
+/// One group of a [`MoveSet`]: how many moves, and the move at an index, without enumerating.
+struct MoveGroup<M> {
+    len: u128,
+    get: Box<dyn Fn(u128) -> M>,
+}
+
+/// Moves in a fixed order, counted and indexed without enumerating them: a concatenation of
+/// groups, each a count and a function from an index below it to a move.
+///
+/// Every move set of a game lists its moves in move order: ascending by the move type's `Ord`.
+pub struct MoveSet<M> {
+    groups: Vec<MoveGroup<M>>,
+    /// `ends[g]`: how many moves the groups up to and including `g` hold.
+    ends: Vec<u128>,
+}
+
+impl<M: 'static> Default for MoveSet<M> {
+    fn default() -> Self {
+        Self { groups: Vec::new(), ends: Vec::new() }
+    }
+}
+
+impl<M: 'static> MoveSet<M> {
+    /// No move at all.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// These moves, in this order.
+    pub fn listed(moves: Vec<M>) -> Self
+    where
+        M: Clone,
+    {
+        let mut set = Self::empty();
+        set.push_listed(moves);
+        set
+    }
+
+    /// Appends a group of `len` moves, the `i`-th being `get(i)` (nothing when `len` is 0).
+    pub fn push(&mut self, len: u128, get: impl Fn(u128) -> M + 'static) {
+        if len == 0 {
+            return;
+        }
+        let end = self.len().saturating_add(len);
+        self.groups.push(MoveGroup { len, get: Box::new(get) });
+        self.ends.push(end);
+    }
+
+    /// Appends these moves as one group.
+    pub fn push_listed(&mut self, moves: Vec<M>)
+    where
+        M: Clone,
+    {
+        // An index below the length fits in usize.
+        self.push(moves.len() as u128, move |index| moves[index as usize].clone());
+    }
+
+    /// Appends the moves of `other`.
+    pub fn append(&mut self, other: MoveSet<M>) {
+        for group in other.groups {
+            let end = self.len().saturating_add(group.len);
+            self.groups.push(group);
+            self.ends.push(end);
+        }
+    }
+
+    /// The same moves, each passed through `wrap` (e.g. into the move type of a sum).
+    pub fn map<N: 'static>(self, wrap: impl Fn(M) -> N + Clone + 'static) -> MoveSet<N> {
+        let groups = self
+            .groups
+            .into_iter()
+            .map(|group| {
+                let (get, wrap) = (group.get, wrap.clone());
+                MoveGroup { len: group.len, get: Box::new(move |index| wrap(get(index))) as Box<dyn Fn(u128) -> N> }
+            })
+            .collect();
+        MoveSet { groups, ends: self.ends }
+    }
+
+    /// How many moves.
+    pub fn len(&self) -> u128 {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Whether there is no move.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// The group holding move `index` and the index within it; `None` past the end.
+    fn locate(&self, index: u128) -> Option<(usize, u128)> {
+        let group = self.ends.partition_point(|&end| end <= index);
+        let start = if group == 0 { 0 } else { self.ends[group - 1] };
+        (group < self.groups.len()).then(|| (group, index - start))
+    }
+
+    /// Move number `index` (0-based); `None` past the end. O(log groups).
+    pub fn get(&self, index: u128) -> Option<M> {
+        self.locate(index).map(|(group, within)| (self.groups[group].get)(within))
+    }
+
+    /// The moves from number `start` on, in order.
+    pub fn iter_from(&self, start: u128) -> impl Iterator<Item = M> + '_ {
+        let (first, offset) = self.locate(start).unwrap_or((self.groups.len(), 0));
+        self.groups[first..].iter().enumerate().flat_map(move |(k, group)| {
+            let from = if k == 0 { offset } else { 0 };
+            (from..group.len).map(move |index| (group.get)(index))
+        })
+    }
+
+    /// Every move, in order.
+    pub fn iter(&self) -> impl Iterator<Item = M> + '_ {
+        self.iter_from(0)
+    }
+}
+
+impl<M: std::fmt::Debug + 'static> std::fmt::Debug for MoveSet<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const SHOWN: usize = 8;
+        let mut list = f.debug_list();
+        list.entries(self.iter().take(SHOWN));
+        if self.len() > SHOWN as u128 {
+            list.entry(&format_args!("… {} moves", self.len()));
+        }
+        list.finish()
     }
 }
 
 /// One impartial game: its positions are `Self`, valid by construction.
 pub trait Game: Clone + Sized {
-    /// A move in this game.
-    type Move: Clone + std::fmt::Debug + PartialEq;
+    /// A move in this game; its `Ord` is the game's move order.
+    type Move: Clone + std::fmt::Debug + Ord + 'static;
+    /// What a position is worth: a [`Nimber`], except where the cutting game's literal rule applies.
+    type Value: Value;
 
     /// The value of this position.
-    fn value(&self, solver: &mut Solver) -> Result<Value, Interrupted>;
+    fn value(&self, context: &mut SearchContext) -> Result<Self::Value, Interrupted>;
 
-    /// Every legal move, in a fixed order (possibly a huge number: consume lazily).
-    fn moves(&self) -> Box<dyn Iterator<Item = Self::Move> + '_>;
+    /// Every legal move, in move order (possibly a huge number: index, do not enumerate).
+    fn moves(&self) -> MoveSet<Self::Move>;
 
-    /// The position after a legal `mv` (a move from [`Game::moves`]).
-    fn play(&self, mv: &Self::Move) -> Self;
+    /// Whether `mv` is a legal move here (one of [`Game::moves`]).
+    fn is_legal(&self, mv: &Self::Move) -> bool;
 
-    /// A legal move to a position of value `target`, if there is one: the first of
-    /// [`Game::moves_to`].
-    ///
-    /// Callers ask for `Value::Nimber(t)` with `t` below the position's nimber (such a move always
-    /// exists), or for `Value::Finished` from a position that `WinsAtOnce`.
-    fn move_to(&self, target: Value, solver: &mut Solver) -> Result<Option<Self::Move>, Interrupted> {
-        Ok(self.moves_to(target, 0, 1, solver)?.pop())
+    /// The position after `mv`, which must be legal ([`Game::is_legal`]): check a move from outside
+    /// first. An illegal move is a bug: it fails a debug assertion, and the result is unspecified.
+    fn play_unchecked(&self, mv: &Self::Move) -> Self;
+
+    /// The legal moves to a position of value `target`, in move order. The default evaluates every
+    /// move ([`moves_to_by_search`]); games with a formula build the set directly, and are tested
+    /// against the default.
+    fn moves_to(&self, target: Self::Value, context: &mut SearchContext) -> Result<MoveSet<Self::Move>, Interrupted> {
+        moves_to_by_search(self, target, context)
     }
 
-    /// How many legal moves there are. The default counts [`Game::moves`]; games whose move sets
-    /// can be huge override it with a formula.
-    fn move_count(&self) -> u128 {
-        self.moves().count() as u128
-    }
-
-    /// How many legal moves lead to a position of value `target`. The default evaluates every move;
-    /// games whose move sets can be huge override it with a formula.
-    fn count_moves_to(&self, target: Value, solver: &mut Solver) -> Result<u128, Interrupted> {
-        count_moves_by_search(self, target, solver)
-    }
-
-    /// The legal moves to a position of value `target`, in the order of [`Game::moves`], skipping
-    /// the first `skip` of them and returning at most `limit`. The default evaluates moves in turn;
-    /// games whose move sets can be huge override it with a direct construction.
-    fn moves_to(
+    /// The first of [`Game::moves_to`]. Searching games override it to stop at the first move found.
+    fn first_move_to(
         &self,
-        target: Value,
-        skip: u128,
-        limit: usize,
-        solver: &mut Solver,
-    ) -> Result<Vec<Self::Move>, Interrupted> {
-        moves_by_search(self, target, skip, limit, solver)
+        target: Self::Value,
+        context: &mut SearchContext,
+    ) -> Result<Option<Self::Move>, Interrupted> {
+        Ok(self.moves_to(target, context)?.get(0))
     }
 
-    /// The best move: a winning one when the player to move wins, otherwise any legal move;
-    /// `None` when there is no move at all. Returns the value of the position too.
-    fn best_move(&self, solver: &mut Solver) -> Result<(Value, Option<Self::Move>), Interrupted> {
-        let value = self.value(solver)?;
-        let mv = match value.winning_target() {
-            None => self.moves().next(),
-            Some(target) => self.move_to(target, solver)?,
-        };
-        Ok((value, mv))
+    /// The value of the position and its best move (see [`super::analysis::best_move`]); searching
+    /// games override it to reuse what computing the value found.
+    fn best_move(&self, context: &mut SearchContext) -> Result<(Self::Value, Option<Self::Move>), Interrupted> {
+        super::analysis::best_move(self, context)
     }
 }
 
-/// How many moves of `game` lead to value `target`, by evaluating every move.
-pub fn count_moves_by_search<G: Game>(game: &G, target: Value, solver: &mut Solver) -> Result<u128, Interrupted> {
-    let mut count = 0;
-    for mv in game.moves() {
-        solver.budget.check()?;
-        if game.play(&mv).value(solver)? == target {
-            count += 1;
-        }
-    }
-    Ok(count)
-}
-
-/// The moves of `game` to value `target` in move order, skipping `skip`, at most `limit`, by
-/// evaluating moves in turn.
-pub fn moves_by_search<G: Game>(
+/// The moves of `game` to value `target`, in move order, by evaluating every move: the default of
+/// [`Game::moves_to`] and the reference every formula is tested against.
+pub fn moves_to_by_search<G: Game>(
     game: &G,
-    target: Value,
-    skip: u128,
-    limit: usize,
-    solver: &mut Solver,
-) -> Result<Vec<G::Move>, Interrupted> {
+    target: G::Value,
+    context: &mut SearchContext,
+) -> Result<MoveSet<G::Move>, Interrupted> {
     let mut found = Vec::new();
-    let mut skipped = 0;
-    for mv in game.moves() {
-        if found.len() >= limit {
-            break;
-        }
-        solver.budget.check()?;
-        if game.play(&mv).value(solver)? == target {
-            if skipped < skip {
-                skipped += 1;
-            } else {
-                found.push(mv);
-            }
+    for mv in game.moves().iter() {
+        context.budget.check()?;
+        if game.play_unchecked(&mv).value(context)? == target {
+            found.push(mv);
         }
     }
-    Ok(found)
+    Ok(MoveSet::listed(found))
 }
 
 #[cfg(test)]
@@ -325,10 +468,29 @@ mod tests {
     }
 
     #[test]
-    fn sums_absorb_special_values() {
-        assert_eq!(Value::Nimber(3).plus(Value::Nimber(5)), Value::Nimber(6));
-        assert_eq!(Value::WinsAtOnce.plus(Value::Nimber(0)), Value::WinsAtOnce);
-        assert_eq!(Value::WinsAtOnce.plus(Value::Finished), Value::Finished);
-        assert_eq!(Value::Finished.outcome(), Outcome::PreviousPlayerWins);
+    fn move_sets_concatenate_index_and_map() {
+        let mut set = MoveSet::listed(vec![1u32, 2]);
+        set.push(0, |_| unreachable!("an empty group is dropped"));
+        set.push(u128::MAX - 10, |index| 10 + (index % 1000) as u32);
+        set.append(MoveSet::listed(vec![7]));
+        assert_eq!(set.len(), u128::MAX - 7);
+        assert_eq!(set.get(1), Some(2));
+        assert_eq!(set.get(2), Some(10));
+        assert_eq!(set.get(5), Some(13));
+        assert_eq!(set.get(u128::MAX - 8), Some(7));
+        assert_eq!(set.get(u128::MAX - 7), None);
+        assert_eq!(set.iter().take(4).collect::<Vec<_>>(), vec![1, 2, 10, 11]);
+        assert_eq!(set.iter_from(u128::MAX - 9).collect::<Vec<_>>(), vec![454, 7]);
+        assert_eq!(set.iter_from(u128::MAX).count(), 0);
+        let doubled = set.map(|mv| u64::from(mv) * 2);
+        assert_eq!(doubled.get(1), Some(4));
+        assert!(MoveSet::<u8>::empty().is_empty());
+    }
+
+    #[test]
+    fn nimbers_win_unless_zero() {
+        assert_eq!(0.outcome(), Outcome::PreviousPlayerWins);
+        assert_eq!(3.winning_target(), Some(0));
+        assert_eq!(0.winning_target(), None);
     }
 }

@@ -2,21 +2,22 @@
 //! rectangles along a grid line; whoever cuts out a 1×1 piece wins.
 //!
 //! # The rules taken literally, for any collection of pieces
-//! - A position holding a 1×1 piece is over: the player to move has lost ([`Value::Finished`]), and
+//! - A position holding a 1×1 piece is over: the player to move has lost ([`SumValue::Finished`]), and
 //!   there are no moves.
 //! - Otherwise a position holding a 1-wide piece of length at least 2 is won at once
-//!   ([`Value::WinsAtOnce`]): cut a 1×1 off it.
+//!   ([`SumValue::WinsAtOnce`]): cut a 1×1 off it.
 //! - Otherwise every piece is at least 2×2. No single cut of such a piece makes a 1×1, and a cut that
 //!   leaves a 1-wide part hands the opponent an immediate win, so it is never a good move: the
 //!   position plays exactly like the normal-play game in which only cuts leaving both parts at least
-//!   2 wide are allowed, in any disjunctive sum. Its value is [`Value::Nimber`] of the XOR of
+//!   2 wide are allowed, in any disjunctive sum. Its value is [`SumValue::Nimber`] of the XOR of
 //!   [`piece_value`] over the pieces.
 //!
 //! # Closed form
 //! See [`piece_value`]: the value of a W×H piece is built from Dawson's Kayles, which is periodic,
 //! so every size up to `u64::MAX` is answered in constant time.
 
-use super::{Game, Interrupted, Solver, Value};
+use super::sum::SumValue;
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, SearchContext, SetupError};
 
 /// The most pieces a position may hold.
 pub const MAX_PIECES: usize = 100_000;
@@ -31,9 +32,9 @@ const DAWSON_TABLE_LEN: usize = (DAWSON_PRE_PERIOD + DAWSON_PERIOD) as usize;
 /// recursion (see [`dawson_kayles_table`]).
 const DAWSON_KAYLES: [u8; DAWSON_TABLE_LEN] = dawson_kayles_table();
 
-/// The smallest strip length `n` whose value [`strip_value`] is periodic: `D(n + 34) = D(n)` for
-/// every `n` from here on (the strip of length `n` is the Dawson's Kayles heap of size `n − 2`).
-const STRIP_PERIODIC_FROM: u64 = DAWSON_PRE_PERIOD + 2;
+/// The smallest side length `n` whose value [`side_value`] is periodic: `D(n + 34) = D(n)` for
+/// every `n` from here on (a side of length `n` plays as the Dawson's Kayles heap of size `n − 2`).
+const SIDE_PERIODIC_FROM: u64 = DAWSON_PRE_PERIOD + 2;
 
 /// Dawson's Kayles (octal game 0.07) for heap sizes `0..DAWSON_TABLE_LEN`:
 /// `DK(n) = mex{DK(a) ⊕ DK(b) : a + b = n − 2}` (remove two adjacent pins, from an end or the middle).
@@ -72,11 +73,11 @@ fn dawson_kayles(n: u64) -> u64 {
     u64::from(DAWSON_KAYLES[index as usize])
 }
 
-/// `D(n)`: the value of a strip of length `n` that may only be split into two parts of length at
+/// `D(n)`: the value of a side of length `n` that may only be split into two parts of length at
 /// least 2: `D(n) = mex{D(a) ⊕ D(b) : a + b = n, a, b ≥ 2}`. With `a = a' + 2`, `b = b' + 2` this is
-/// the Dawson's Kayles recursion shifted by two, so `D(n) = DK(n − 2)`; strips shorter than 2 have no
+/// the Dawson's Kayles recursion shifted by two, so `D(n) = DK(n − 2)`; sides shorter than 2 have no
 /// split at all and value 0.
-fn strip_value(n: u64) -> u64 {
+fn side_value(n: u64) -> u64 {
     if n < 2 {
         0
     } else {
@@ -87,9 +88,9 @@ fn strip_value(n: u64) -> u64 {
 /// The Grundy value of a `width`×`height` piece in the game where a cut must leave both parts at
 /// least 2 wide (the game every position of pieces ≥ 2×2 plays as; see the module docs). A piece with
 /// a side below 2 has no such cut and gets 0 (the literal game treats such pieces specially, as
-/// [`Value::Finished`] or [`Value::WinsAtOnce`]).
+/// [`SumValue::Finished`] or [`SumValue::WinsAtOnce`]).
 ///
-/// With `x = D(width)`, `y = D(height)` (the strip value: Dawson's Kayles shifted by two):
+/// With `x = D(width)`, `y = D(height)` (the side value: Dawson's Kayles shifted by two):
 /// `g = x` if `y = 0`; `g = y` if `x = 0`; `g = 1` if both are nonzero. Values are at most 9.
 ///
 /// # Proof
@@ -115,7 +116,7 @@ pub fn piece_value(width: u64, height: u64) -> u64 {
     if width < 2 || height < 2 {
         return 0;
     }
-    match (strip_value(width), strip_value(height)) {
+    match (side_value(width), side_value(height)) {
         (x, 0) => x,
         (0, y) => y,
         _ => 1,
@@ -197,9 +198,9 @@ impl CutPositions {
 /// parts' values XOR to `need`: three sets, ascending and in this order.
 ///
 /// The parts are `at × other` and `(side − at) × other`, and [`piece_value`] of a part depends on its
-/// sides only through their strip values `D`; with `other` fixed, the option is a function of
+/// sides only through their side values `D`; with `other` fixed, the option is a function of
 /// `D(at)` and `D(side − at)`. Both are periodic with period 34 once `at ≥ 55` and
-/// `side − at ≥ 55` ([`STRIP_PERIODIC_FROM`]), so on the middle range `55 ≤ at ≤ side − 55` the
+/// `side − at ≥ 55` ([`SIDE_PERIODIC_FROM`]), so on the middle range `55 ≤ at ≤ side − 55` the
 /// option depends only on `at mod 34`: each of the 34 residues is tried once (at its first position)
 /// and kept or dropped as a whole. The at most 53 positions below the middle and the at most 53
 /// above it are tried one by one. (`piece_value` is symmetric, so horizontal cuts of W×H are the
@@ -210,45 +211,49 @@ fn interior_cuts(side: u64, other: u64, need: u64) -> [CutPositions; 3] {
     }
     let option = |at: u64| piece_value(at, other) ^ piece_value(side - at, other);
     let keep = |at: u64| option(at) == need;
-    let low = CutPositions::listed(2, (side - 2).min(STRIP_PERIODIC_FROM - 1), keep);
-    let middle = match side.checked_sub(STRIP_PERIODIC_FROM) {
-        Some(last) if last >= STRIP_PERIODIC_FROM => {
+    let low = CutPositions::listed(2, (side - 2).min(SIDE_PERIODIC_FROM - 1), keep);
+    let middle = match side.checked_sub(SIDE_PERIODIC_FROM) {
+        Some(last) if last >= SIDE_PERIODIC_FROM => {
             let residues = (0..DAWSON_PERIOD)
-                .filter(|&offset| STRIP_PERIODIC_FROM + offset <= last && keep(STRIP_PERIODIC_FROM + offset));
+                .filter(|&offset| SIDE_PERIODIC_FROM + offset <= last && keep(SIDE_PERIODIC_FROM + offset));
             let offsets = residues.fold(0, |bits, offset| bits | 1 << offset);
-            CutPositions { first: STRIP_PERIODIC_FROM, period: DAWSON_PERIOD, offsets, last }
+            CutPositions { first: SIDE_PERIODIC_FROM, period: DAWSON_PERIOD, offsets, last }
         }
         _ => CutPositions::NONE,
     };
-    let high_first = side.saturating_sub(STRIP_PERIODIC_FROM - 1).max(STRIP_PERIODIC_FROM);
+    let high_first = side.saturating_sub(SIDE_PERIODIC_FROM - 1).max(SIDE_PERIODIC_FROM);
     let high = CutPositions::listed(high_first, side - 2, keep);
     [low, middle, high]
 }
 
 /// The cuts of `piece` that lead to `target` from a position of value `value` (not finished):
 /// vertical sets, then horizontal ones, each ascending. By the module docs:
-/// - from [`Value::WinsAtOnce`], to [`Value::Finished`]: the two end cuts of a 1-wide piece along
-///   its length (cutting off a 1×1); to [`Value::WinsAtOnce`]: every other cut (no other cut makes a
+/// - from [`SumValue::WinsAtOnce`], to [`SumValue::Finished`]: the two end cuts of a 1-wide piece along
+///   its length (cutting off a 1×1); to [`SumValue::WinsAtOnce`]: every other cut (no other cut makes a
 ///   1×1, and the 1-wide piece or its parts stay);
-/// - from a nimber (every piece at least 2×2), to [`Value::WinsAtOnce`]: the end cuts of each side,
+/// - from a nimber (every piece at least 2×2), to [`SumValue::WinsAtOnce`]: the end cuts of each side,
 ///   which leave a 1-wide part; to `Nimber(t)`: the cuts leaving both parts at least 2 wide whose
 ///   parts' values XOR to `v ⊕ total ⊕ t` ([`interior_cuts`]);
 /// - nothing else.
-fn piece_cuts_to(piece: &Piece, value: Value, target: Value) -> [[CutPositions; 3]; 2] {
+fn piece_cuts_to(piece: &Piece, value: SumValue, target: SumValue) -> [[CutPositions; 3]; 2] {
     let none = [CutPositions::NONE; 3];
     let only = |positions| [positions, CutPositions::NONE, CutPositions::NONE];
     let (width, height) = (piece.width, piece.height);
     // Along a 1-wide piece's length: vertical cuts when it lies flat (height 1).
-    let along_strip = |positions| if height == 1 { [only(positions), none] } else { [none, only(positions)] };
+    let along_length = |positions| if height == 1 { [only(positions), none] } else { [none, only(positions)] };
     let length = width.max(height);
     match (value, target) {
-        (Value::WinsAtOnce, Value::Finished) if piece.is_strip() => along_strip(CutPositions::ends(length)),
-        (Value::WinsAtOnce, Value::WinsAtOnce) if piece.is_strip() => along_strip(CutPositions::range(2, length - 2)),
-        (Value::WinsAtOnce, Value::WinsAtOnce) => {
+        (SumValue::WinsAtOnce, SumValue::Finished) if piece.is_one_wide() => along_length(CutPositions::ends(length)),
+        (SumValue::WinsAtOnce, SumValue::WinsAtOnce) if piece.is_one_wide() => {
+            along_length(CutPositions::range(2, length - 2))
+        }
+        (SumValue::WinsAtOnce, SumValue::WinsAtOnce) => {
             [only(CutPositions::range(1, width - 1)), only(CutPositions::range(1, height - 1))]
         }
-        (Value::Nimber(_), Value::WinsAtOnce) => [only(CutPositions::ends(width)), only(CutPositions::ends(height))],
-        (Value::Nimber(total), Value::Nimber(t)) => {
+        (SumValue::Nimber(_), SumValue::WinsAtOnce) => {
+            [only(CutPositions::ends(width)), only(CutPositions::ends(height))]
+        }
+        (SumValue::Nimber(total), SumValue::Nimber(t)) => {
             let need = piece_value(width, height) ^ total ^ t;
             [interior_cuts(width, height, need), interior_cuts(height, width, need)]
         }
@@ -272,13 +277,13 @@ impl Piece {
     }
 
     /// A 1-wide piece with a 1×1 to cut off (length at least 2).
-    fn is_strip(&self) -> bool {
+    fn is_one_wide(&self) -> bool {
         self.width.min(self.height) == 1 && self.width.max(self.height) >= 2
     }
 }
 
-/// Which way a cut goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Which way a cut goes (vertical cuts come first in move order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CutDirection {
     /// A vertical line: splits the width into `at` and `width − at`.
     Vertical,
@@ -286,8 +291,8 @@ pub enum CutDirection {
     Horizontal,
 }
 
-/// A move: cut one piece into two rectangles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A move: cut one piece into two rectangles. Moves order by piece, direction, then `at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Cut {
     /// Which piece (0-based index into [`Paper::pieces`]).
     pub piece: usize,
@@ -318,23 +323,25 @@ pub enum CuttingError {
     },
 }
 
-impl std::fmt::Display for CuttingError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl SetupError for CuttingError {
+    fn field(&self) -> FieldPath {
+        let pieces = FieldPath::field("pieces");
+        match *self {
+            CuttingError::ZeroWidth { piece } => pieces.at(piece).then("width"),
+            CuttingError::ZeroHeight { piece } => pieces.at(piece).then("height"),
+            CuttingError::TooManyPieces { .. } => pieces,
+        }
+    }
+
+    fn problem(&self, _name: &dyn Fn(&FieldPath) -> String) -> String {
         match self {
-            CuttingError::ZeroWidth { piece } => {
-                write!(f, "cutting.pieces[{piece}].width is 0; it must be at least 1")
-            }
-            CuttingError::ZeroHeight { piece } => {
-                write!(f, "cutting.pieces[{piece}].height is 0; it must be at least 1")
-            }
-            CuttingError::TooManyPieces { count } => {
-                write!(f, "cutting.pieces has {count} pieces; the limit is {MAX_PIECES}")
-            }
+            CuttingError::ZeroWidth { .. } | CuttingError::ZeroHeight { .. } => "is 0; it must be at least 1".into(),
+            CuttingError::TooManyPieces { count } => format!("has {count} pieces; the limit is {MAX_PIECES}"),
         }
     }
 }
 
-impl std::error::Error for CuttingError {}
+display_setup_error!(CuttingError);
 
 /// A position of the cutting game: the pieces of paper on the table, in order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -365,8 +372,60 @@ impl Paper {
         &self.pieces
     }
 
-    /// Whether `cut` is a legal move here (a move [`Game::play`] accepts).
-    pub fn is_legal(&self, cut: &Cut) -> bool {
+    /// A 1×1 piece has been cut out: the game is over.
+    pub fn is_finished(&self) -> bool {
+        self.pieces.iter().any(Piece::is_single_cell)
+    }
+
+    /// The value, computed from the closed form (no search).
+    fn value_now(&self) -> SumValue {
+        if self.is_finished() {
+            SumValue::Finished
+        } else if self.pieces.iter().any(Piece::is_one_wide) {
+            SumValue::WinsAtOnce
+        } else {
+            SumValue::Nimber(self.pieces.iter().fold(0, |total, piece| total ^ piece_value(piece.width, piece.height)))
+        }
+    }
+
+    /// For each piece in order, its sets of cuts leading to `target`, vertical then horizontal.
+    fn cuts_to(&self, target: SumValue) -> impl Iterator<Item = (usize, CutDirection, CutPositions)> + '_ {
+        let value = self.value_now();
+        let pieces = if value == SumValue::Finished { &[][..] } else { &self.pieces[..] };
+        pieces.iter().enumerate().flat_map(move |(index, piece)| {
+            let [vertical, horizontal] = piece_cuts_to(piece, value, target);
+            let vertical = vertical.into_iter().map(move |cuts| (index, CutDirection::Vertical, cuts));
+            vertical.chain(horizontal.into_iter().map(move |cuts| (index, CutDirection::Horizontal, cuts)))
+        })
+    }
+}
+
+impl Game for Paper {
+    type Move = Cut;
+    type Value = SumValue;
+
+    fn value(&self, _solver: &mut SearchContext) -> Result<SumValue, Interrupted> {
+        Ok(self.value_now())
+    }
+
+    /// Every literal cut, none once the game is over: pieces in order; for each, the vertical cuts
+    /// then the horizontal ones, `at` ascending (a symmetric cut appears at both `at` and
+    /// `size − at`). `Σ (width − 1) + (height − 1)` of them.
+    fn moves(&self) -> MoveSet<Cut> {
+        let mut moves = MoveSet::empty();
+        if !self.is_finished() {
+            for (piece, p) in self.pieces.iter().enumerate() {
+                for (direction, size) in [(CutDirection::Vertical, p.width), (CutDirection::Horizontal, p.height)] {
+                    // at = index + 1 < size fits in u64.
+                    moves.push(u128::from(size - 1), move |index| Cut { piece, direction, at: index as u64 + 1 });
+                }
+            }
+        }
+        moves
+    }
+
+    /// Whether `cut` cuts an existing piece strictly inside, and the game is not over.
+    fn is_legal(&self, cut: &Cut) -> bool {
         if self.is_finished() {
             return false;
         }
@@ -379,67 +438,21 @@ impl Paper {
         })
     }
 
-    /// A 1×1 piece has been cut out: the game is over.
-    pub fn is_finished(&self) -> bool {
-        self.pieces.iter().any(Piece::is_single_cell)
-    }
-
-    /// The value, computed from the closed form (no search).
-    fn value_now(&self) -> Value {
-        if self.is_finished() {
-            Value::Finished
-        } else if self.pieces.iter().any(Piece::is_strip) {
-            Value::WinsAtOnce
-        } else {
-            Value::Nimber(self.pieces.iter().fold(0, |total, piece| total ^ piece_value(piece.width, piece.height)))
-        }
-    }
-
-    /// For each piece in order, its sets of cuts leading to `target`, vertical then horizontal.
-    fn cuts_to(&self, target: Value) -> impl Iterator<Item = (usize, CutDirection, CutPositions)> + '_ {
-        let value = self.value_now();
-        let pieces = if value == Value::Finished { &[][..] } else { &self.pieces[..] };
-        pieces.iter().enumerate().flat_map(move |(index, piece)| {
-            let [vertical, horizontal] = piece_cuts_to(piece, value, target);
-            let vertical = vertical.into_iter().map(move |cuts| (index, CutDirection::Vertical, cuts));
-            vertical.chain(horizontal.into_iter().map(move |cuts| (index, CutDirection::Horizontal, cuts)))
-        })
-    }
-}
-
-impl Game for Paper {
-    type Move = Cut;
-
-    fn value(&self, _solver: &mut Solver) -> Result<Value, Interrupted> {
-        Ok(self.value_now())
-    }
-
-    /// Every literal cut, none once the game is over: pieces in order; for each, the vertical cuts
-    /// then the horizontal ones, `at` ascending (a symmetric cut appears at both `at` and
-    /// `size − at`).
-    fn moves(&self) -> Box<dyn Iterator<Item = Cut> + '_> {
-        if self.is_finished() {
-            return Box::new(std::iter::empty());
-        }
-        Box::new(self.pieces.iter().enumerate().flat_map(|(piece, p)| {
-            let vertical = (1..p.width).map(move |at| Cut { piece, direction: CutDirection::Vertical, at });
-            let horizontal = (1..p.height).map(move |at| Cut { piece, direction: CutDirection::Horizontal, at });
-            vertical.chain(horizontal)
-        }))
-    }
-
     /// Replaces the cut piece by its two parts: the first (of size `at`) at the same index, the second
-    /// right after it. `cut` must be legal ([`Paper::is_legal`]); an index out of range panics.
-    fn play(&self, cut: &Cut) -> Self {
-        let piece = self.pieces[cut.piece];
+    /// right after it.
+    fn play_unchecked(&self, cut: &Cut) -> Self {
+        debug_assert!(self.is_legal(cut), "{cut:?} is not legal in {self:?}");
+        let Some(&piece) = self.pieces.get(cut.piece) else {
+            return self.clone();
+        };
         let (first, second) = match cut.direction {
             CutDirection::Vertical => (
                 Piece { width: cut.at, height: piece.height },
-                Piece { width: piece.width - cut.at, height: piece.height },
+                Piece { width: piece.width.saturating_sub(cut.at), height: piece.height },
             ),
             CutDirection::Horizontal => (
                 Piece { width: piece.width, height: cut.at },
-                Piece { width: piece.width, height: piece.height - cut.at },
+                Piece { width: piece.width, height: piece.height.saturating_sub(cut.at) },
             ),
         };
         let mut pieces = Vec::with_capacity(self.pieces.len() + 1);
@@ -450,46 +463,22 @@ impl Game for Paper {
         Self { pieces }
     }
 
-    /// `Σ (width − 1) + (height − 1)` over the pieces; none once the game is over.
-    fn move_count(&self) -> u128 {
-        if self.is_finished() {
-            return 0;
-        }
-        self.pieces.iter().map(|piece| u128::from(piece.width - 1) + u128::from(piece.height - 1)).sum()
-    }
-
-    /// Counted directly, in time linear in the number of pieces whatever their sizes (see
+    /// Built directly, in time linear in the number of pieces whatever their sizes (see
     /// `piece_cuts_to`; each piece costs at most about 280 evaluations of [`piece_value`]).
-    fn count_moves_to(&self, target: Value, _solver: &mut Solver) -> Result<u128, Interrupted> {
-        Ok(self.cuts_to(target).map(|(_, _, cuts)| cuts.count()).sum())
-    }
-
-    /// Built directly like [`Paper::count_moves_to`], in time linear in the number of pieces plus
-    /// `limit`, whatever `skip` and the sizes.
-    fn moves_to(&self, target: Value, skip: u128, limit: usize, _solver: &mut Solver) -> Result<Vec<Cut>, Interrupted> {
-        let mut found = Vec::new();
-        let mut skip = skip;
+    fn moves_to(&self, target: SumValue, _solver: &mut SearchContext) -> Result<MoveSet<Cut>, Interrupted> {
+        let mut moves = MoveSet::empty();
         for (piece, direction, cuts) in self.cuts_to(target) {
-            if found.len() >= limit {
-                break;
-            }
-            let count = cuts.count();
-            if skip >= count {
-                skip -= count;
-                continue;
-            }
-            let wanted = (skip..count).take(limit - found.len());
-            found.extend(wanted.map(|index| Cut { piece, direction, at: cuts.nth(index) }));
-            skip = 0;
+            moves.push(cuts.count(), move |index| Cut { piece, direction, at: cuts.nth(index) });
         }
-        Ok(found)
+        Ok(moves)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::{count_moves_by_search, mex, moves_by_search, Outcome};
+    use crate::games::move_set_tests::{assert_move_sets_match_search, page};
+    use crate::games::{mex, Outcome, Value};
     use crate::random::SplitMix;
     use std::collections::HashMap;
 
@@ -498,8 +487,8 @@ mod tests {
         Paper::new(pieces).expect("valid pieces")
     }
 
-    fn value_of(position: &Paper) -> Value {
-        position.value(&mut Solver::in_memory()).expect("no budget")
+    fn value_of(position: &Paper) -> SumValue {
+        position.value(&mut SearchContext::in_memory()).expect("no budget")
     }
 
     /// Dawson's Kayles straight from its recursion.
@@ -701,20 +690,21 @@ mod tests {
             let expected = if wins { Outcome::NextPlayerWins } else { Outcome::PreviousPlayerWins };
             assert_eq!(value.outcome(), expected, "{pieces:?}");
 
-            let moves: Vec<Cut> = position.moves().collect();
+            let moves: Vec<Cut> = position.moves().iter().collect();
             let literal: Vec<Cut> = literal_moves(pieces).into_iter().map(as_cut).collect();
             assert_eq!(moves, literal, "{pieces:?}");
             for mv in &literal_moves(pieces) {
-                let played = position.play(&as_cut(*mv));
+                let played = position.play_unchecked(&as_cut(*mv));
                 assert_eq!(played.pieces(), paper(&literal_play(pieces, *mv)).pieces());
             }
 
-            let (best_value, best) = position.best_move(&mut Solver::in_memory()).expect("no budget");
+            let (best_value, best) = position.best_move(&mut SearchContext::in_memory()).expect("no budget");
             assert_eq!(best_value, value);
             match best {
                 Some(cut) => {
                     assert!(position.is_legal(&cut), "{pieces:?}: {cut:?}");
-                    let next: Pieces = position.play(&cut).pieces().iter().map(|p| (p.width, p.height)).collect();
+                    let next: Pieces =
+                        position.play_unchecked(&cut).pieces().iter().map(|p| (p.width, p.height)).collect();
                     if wins {
                         assert!(!literal_wins(&multiset(&next), &mut memo), "{pieces:?}: {cut:?} does not win");
                     }
@@ -730,22 +720,23 @@ mod tests {
         for pieces in &positions {
             let position = paper(pieces);
             let value = value_of(&position);
-            let mut solver = Solver::in_memory();
-            let mut targets = vec![Value::Finished, Value::WinsAtOnce];
-            targets.extend((0..16).map(Value::Nimber));
-            let reachable: Vec<Value> = position.moves().map(|mv| value_of(&position.play(&mv))).collect();
+            let mut solver = SearchContext::in_memory();
+            let mut targets = vec![SumValue::Finished, SumValue::WinsAtOnce];
+            targets.extend((0..16).map(SumValue::Nimber));
+            let reachable: Vec<SumValue> =
+                position.moves().iter().map(|mv| value_of(&position.play_unchecked(&mv))).collect();
             for target in targets {
-                let direct = position.move_to(target, &mut solver).expect("no budget");
+                let direct = position.first_move_to(target, &mut solver).expect("no budget");
                 let exists = reachable.contains(&target);
                 assert_eq!(direct.is_some(), exists, "{pieces:?} to {target:?}");
                 if let Some(cut) = direct {
                     assert!(position.is_legal(&cut));
-                    assert_eq!(value_of(&position.play(&cut)), target, "{pieces:?}: {cut:?}");
+                    assert_eq!(value_of(&position.play_unchecked(&cut)), target, "{pieces:?}: {cut:?}");
                 }
             }
-            if let Value::Nimber(g) = value {
+            if let SumValue::Nimber(g) = value {
                 for t in 0..g {
-                    assert!(position.move_to(Value::Nimber(t), &mut solver).expect("no budget").is_some());
+                    assert!(position.first_move_to(SumValue::Nimber(t), &mut solver).expect("no budget").is_some());
                 }
             }
         }
@@ -764,92 +755,49 @@ mod tests {
     #[test]
     fn move_to_works_on_huge_pieces() {
         let mut random = SplitMix::new(2311);
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let mut nonzero = 0;
         for round in 0..3000 {
             let count = 1 + round % 4;
             let sizes: Vec<(u64, u64)> = (0..count).map(|_| (side(&mut random), side(&mut random))).collect();
             let position = paper(&sizes);
-            let Value::Nimber(g) = value_of(&position) else { panic!("{sizes:?} has no side below 2") };
+            let SumValue::Nimber(g) = value_of(&position) else { panic!("{sizes:?} has no side below 2") };
             nonzero += usize::from(g != 0);
             for t in 0..g {
                 let cut = position
-                    .move_to(Value::Nimber(t), &mut solver)
+                    .first_move_to(SumValue::Nimber(t), &mut solver)
                     .expect("no budget")
                     .unwrap_or_else(|| panic!("{sizes:?}: no move to {t}"));
                 assert!(position.is_legal(&cut), "{sizes:?}: {cut:?}");
-                assert_eq!(value_of(&position.play(&cut)), Value::Nimber(t), "{sizes:?}: {cut:?}");
+                assert_eq!(value_of(&position.play_unchecked(&cut)), SumValue::Nimber(t), "{sizes:?}: {cut:?}");
             }
-            let cut = position.move_to(Value::WinsAtOnce, &mut solver).expect("no budget");
+            let cut = position.first_move_to(SumValue::WinsAtOnce, &mut solver).expect("no budget");
             let cut = cut.unwrap_or_else(|| panic!("{sizes:?}: no move giving the win away"));
-            assert_eq!(value_of(&position.play(&cut)), Value::WinsAtOnce);
+            assert_eq!(value_of(&position.play_unchecked(&cut)), SumValue::WinsAtOnce);
         }
         assert!(nonzero > 1000, "the random positions should mostly be wins ({nonzero})");
-        // Won at once with a huge strip: the 1×1 comes off the end.
+        // Won at once with a huge one-wide piece: the 1×1 comes off the end.
         let position = paper(&[(u64::MAX, u64::MAX), (u64::MAX, 1)]);
-        assert_eq!(value_of(&position), Value::WinsAtOnce);
-        let cut = position.move_to(Value::Finished, &mut solver).expect("no budget");
+        assert_eq!(value_of(&position), SumValue::WinsAtOnce);
+        let cut = position.first_move_to(SumValue::Finished, &mut solver).expect("no budget");
         assert_eq!(cut, Some(Cut { piece: 1, direction: CutDirection::Vertical, at: 1 }));
-        assert_eq!(position.moves().nth(3), Some(Cut { piece: 0, direction: CutDirection::Vertical, at: 4 }));
+        assert_eq!(position.moves().get(3), Some(Cut { piece: 0, direction: CutDirection::Vertical, at: 4 }));
     }
 
     /// Every target an analysis is asked about: the special values and every nimber up to 2 past
     /// `most`.
-    fn targets_up_to(most: u64) -> Vec<Value> {
-        [Value::Finished, Value::WinsAtOnce].into_iter().chain((0..=most + 2).map(Value::Nimber)).collect()
+    fn targets_up_to(most: u64) -> Vec<SumValue> {
+        [SumValue::Finished, SumValue::WinsAtOnce].into_iter().chain((0..=most + 2).map(SumValue::Nimber)).collect()
     }
 
     #[test]
-    fn analysis_matches_search_on_small_positions() {
-        let mut solver = Solver::in_memory();
-        for pieces in &small_positions(3, 6) {
-            let position = paper(pieces);
-            assert_eq!(position.move_count(), position.moves().count() as u128, "{pieces:?}");
-            let reachable = position.moves().map(|mv| value_of(&position.play(&mv)));
-            for target in targets_up_to(reachable.filter_map(Value::nimber).max().unwrap_or(0)) {
-                let count = count_moves_by_search(&position, target, &mut solver).expect("no budget");
-                assert_eq!(position.count_moves_to(target, &mut solver), Ok(count), "{pieces:?} to {target:?}");
-                let last = count.saturating_sub(1);
-                for (skip, limit) in [(0, usize::MAX), (0, 1), (1, 2), (2, 0), (last, 3), (count, 1), (u128::MAX, 1)] {
-                    let window = moves_by_search(&position, target, skip, limit, &mut solver);
-                    assert_eq!(position.moves_to(target, skip, limit, &mut solver), window, "{pieces:?} to {target:?}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn analysis_matches_every_move_on_long_pieces() {
+    fn move_sets_match_search_on_long_pieces() {
         // Sides past 110 have a periodic middle range; 1-wide pieces make positions won at once.
-        let mut solver = Solver::in_memory();
         let sides = [1u64, 2, 3, 4, 5, 8, 13, 34, 55, 56, 89, 109, 110, 111, 144, 200, 233, 250];
-        let mut positions: Vec<Pieces> = Vec::new();
         for &w in &sides {
             for &h in &sides {
-                positions.push(vec![(w, h)]);
-                positions.push(vec![(w, h), (h + 7, 3)]);
-                positions.push(vec![(5, 6), (w, h), (w, 2)]);
-            }
-        }
-        for pieces in &positions {
-            let position = paper(pieces);
-            let moves: Vec<Cut> = position.moves().collect();
-            assert_eq!(position.move_count(), moves.len() as u128, "{pieces:?}");
-            let values: Vec<Value> = moves.iter().map(|mv| value_of(&position.play(mv))).collect();
-            for target in targets_up_to(15) {
-                let to: Vec<Cut> =
-                    moves.iter().zip(&values).filter(|&(_, &v)| v == target).map(|(&mv, _)| mv).collect();
-                assert_eq!(
-                    position.count_moves_to(target, &mut solver),
-                    Ok(to.len() as u128),
-                    "{pieces:?} to {target:?}"
-                );
-                for (skip, limit) in
-                    [(0, usize::MAX), (1, 3), (to.len() / 2, 40), (to.len().saturating_sub(1), 3), (to.len(), 1)]
-                {
-                    let expected: Vec<Cut> = to.iter().skip(skip).take(limit).copied().collect();
-                    let direct = position.moves_to(target, skip as u128, limit, &mut solver);
-                    assert_eq!(direct, Ok(expected), "{pieces:?} to {target:?} from {skip}");
+                for pieces in [vec![(w, h)], vec![(w, h), (h + 7, 3)], vec![(5, 6), (w, h), (w, 2)]] {
+                    assert_move_sets_match_search(&paper(&pieces), &targets_up_to(15));
                 }
             }
         }
@@ -863,7 +811,7 @@ mod tests {
     #[test]
     fn analysis_is_consistent_on_huge_pieces() {
         let mut random = SplitMix::new(1729);
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let mut won_at_once = 0;
         for round in 0..2000 {
             let count = 1 + round % 4;
@@ -875,25 +823,28 @@ mod tests {
                 won_at_once += 1;
             }
             let position = paper(&sizes);
-            let total = position.move_count();
+            let total = position.moves().len();
             let expected: u128 = sizes.iter().map(|&(w, h)| u128::from(w - 1) + u128::from(h - 1)).sum();
             assert_eq!(total, expected, "{sizes:?}");
             // Every cut leads to one of these values (piece values are at most 9), so the counts add up.
             let mut counted = 0;
             for target in targets_up_to(13) {
-                let count = position.count_moves_to(target, &mut solver).expect("no budget");
+                let count = position.moves_to(target, &mut solver).map(|set| set.len()).expect("no budget");
                 counted += count;
                 let mut ks = vec![0, 1, count / 2, count.saturating_sub(2), count.saturating_sub(1)];
                 ks.extend((0..3).map(|_| u128::from(random.next_u64()) * u128::from(random.next_u64()) % count.max(1)));
                 for k in ks.into_iter().filter(|&k| k < count) {
-                    let window = position.moves_to(target, k, 2, &mut solver).expect("no budget");
+                    let window = position.moves_to(target, &mut solver).map(|set| page(&set, k, 2)).expect("no budget");
                     assert_eq!(window.len() as u128, (count - k).min(2), "{sizes:?} to {target:?} from {k}");
                     for cut in &window {
                         assert!(position.is_legal(cut), "{sizes:?}: {cut:?}");
-                        assert_eq!(value_of(&position.play(cut)), target, "{sizes:?}: {cut:?}");
+                        assert_eq!(value_of(&position.play_unchecked(cut)), target, "{sizes:?}: {cut:?}");
                     }
                     if let [first, second] = window[..] {
-                        assert_eq!(position.moves_to(target, k + 1, 1, &mut solver), Ok(vec![second]));
+                        assert_eq!(
+                            position.moves_to(target, &mut solver).map(|set| page(&set, k + 1, 1)),
+                            Ok(vec![second])
+                        );
                         assert!(order_key(&first) < order_key(&second), "{sizes:?}: {first:?} {second:?}");
                         // Nothing to the target in between, when the gap is small.
                         if (first.piece, first.direction) == (second.piece, second.direction)
@@ -901,23 +852,27 @@ mod tests {
                         {
                             for at in first.at + 1..second.at {
                                 let between = Cut { at, ..first };
-                                assert_ne!(value_of(&position.play(&between)), target, "{sizes:?}: {between:?}");
+                                assert_ne!(
+                                    value_of(&position.play_unchecked(&between)),
+                                    target,
+                                    "{sizes:?}: {between:?}"
+                                );
                             }
                         }
                     }
                 }
-                assert_eq!(position.moves_to(target, count, 3, &mut solver), Ok(Vec::new()));
+                assert_eq!(position.moves_to(target, &mut solver).map(|set| page(&set, count, 3)), Ok(Vec::new()));
             }
             assert_eq!(counted, total, "{sizes:?}");
         }
         assert!(won_at_once > 500);
         // Giving the win away from a huge 1-wide piece: every cut but the two end ones.
         let strip = paper(&[(u64::MAX, 1)]);
-        let count = strip.count_moves_to(Value::WinsAtOnce, &mut solver);
+        let count = strip.moves_to(SumValue::WinsAtOnce, &mut solver).map(|set| set.len());
         assert_eq!(count, Ok(u128::from(u64::MAX) - 3));
-        let tail = strip.moves_to(Value::WinsAtOnce, u128::from(u64::MAX) - 4, 3, &mut solver);
+        let tail = strip.moves_to(SumValue::WinsAtOnce, &mut solver).map(|set| page(&set, u128::from(u64::MAX) - 4, 3));
         assert_eq!(tail, Ok(vec![Cut { piece: 0, direction: CutDirection::Vertical, at: u64::MAX - 2 }]));
-        let ends = strip.moves_to(Value::Finished, 0, 3, &mut solver).expect("no budget");
+        let ends = strip.moves_to(SumValue::Finished, &mut solver).map(|set| page(&set, 0, 3)).expect("no budget");
         assert_eq!(ends.iter().map(|cut| cut.at).collect::<Vec<_>>(), vec![1, u64::MAX - 1]);
     }
 
@@ -932,23 +887,23 @@ mod tests {
     #[test]
     fn special_positions_and_errors() {
         let empty = paper(&[]);
-        assert_eq!(value_of(&empty), Value::Nimber(0));
-        assert_eq!(empty.moves().count(), 0);
+        assert_eq!(value_of(&empty), SumValue::Nimber(0));
+        assert_eq!(empty.moves().len(), 0);
         let over = paper(&[(5, 5), (1, 1), (1, 7)]);
-        assert_eq!(value_of(&over), Value::Finished);
-        assert_eq!(over.moves().count(), 0);
+        assert_eq!(value_of(&over), SumValue::Finished);
+        assert_eq!(over.moves().len(), 0);
         assert!(!over.is_legal(&Cut { piece: 0, direction: CutDirection::Vertical, at: 1 }));
         let strip = paper(&[(3, 1)]);
-        assert_eq!(value_of(&strip), Value::WinsAtOnce);
-        let cut = strip.move_to(Value::Finished, &mut Solver::in_memory()).expect("no budget");
-        assert_eq!(value_of(&strip.play(&cut.expect("a 1×1 to cut off"))), Value::Finished);
+        assert_eq!(value_of(&strip), SumValue::WinsAtOnce);
+        let cut = strip.first_move_to(SumValue::Finished, &mut SearchContext::in_memory()).expect("no budget");
+        assert_eq!(value_of(&strip.play_unchecked(&cut.expect("a 1×1 to cut off"))), SumValue::Finished);
 
         let err = Paper::new(vec![Piece { width: 2, height: 2 }, Piece { width: 0, height: 3 }]).unwrap_err();
-        assert_eq!(err.to_string(), "cutting.pieces[1].width is 0; it must be at least 1");
+        assert_eq!(err.to_string(), "pieces[1].width is 0; it must be at least 1");
         let err = Paper::new(vec![Piece { width: 2, height: 0 }]).unwrap_err();
-        assert_eq!(err.to_string(), "cutting.pieces[0].height is 0; it must be at least 1");
+        assert_eq!(err.to_string(), "pieces[0].height is 0; it must be at least 1");
         let err = Paper::new(vec![Piece { width: 2, height: 2 }; MAX_PIECES + 1]).unwrap_err();
-        assert_eq!(err.to_string(), "cutting.pieces has 100001 pieces; the limit is 100000");
+        assert_eq!(err.to_string(), "pieces has 100001 pieces; the limit is 100000");
         assert!(Paper::new(vec![Piece { width: 2, height: 2 }; MAX_PIECES]).is_ok());
     }
 }

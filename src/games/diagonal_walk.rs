@@ -32,9 +32,7 @@
 //! The base case `a = b = 0` has value 0 = the claim. The tests also check the formula against the
 //! literal Grundy recursion for every `a, b ≤ 300` and every `k ≤ 40`, and for steps past the board.
 
-use std::fmt;
-
-use super::{Game, Interrupted, Solver, Value};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 
 /// Why a walk could not be set up.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,26 +59,34 @@ pub enum DiagonalWalkError {
     },
 }
 
-impl fmt::Display for DiagonalWalkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl SetupError for DiagonalWalkError {
+    fn field(&self) -> FieldPath {
+        FieldPath::field(match self {
+            DiagonalWalkError::NoRows => "rows",
+            DiagonalWalkError::NoColumns => "columns",
+            DiagonalWalkError::NoStep => "step",
+            DiagonalWalkError::RowOutOfRange { .. } => "row",
+            DiagonalWalkError::ColumnOutOfRange { .. } => "column",
+        })
+    }
+
+    fn problem(&self, _name: &dyn Fn(&FieldPath) -> String) -> String {
         match self {
-            DiagonalWalkError::NoRows => write!(f, "diagonal_walk.rows must be at least 1"),
-            DiagonalWalkError::NoColumns => write!(f, "diagonal_walk.columns must be at least 1"),
-            DiagonalWalkError::NoStep => write!(f, "diagonal_walk.step must be at least 1"),
-            DiagonalWalkError::RowOutOfRange { row, rows } => {
-                write!(f, "diagonal_walk.row ({row}) must be between 1 and {rows}")
+            DiagonalWalkError::NoRows | DiagonalWalkError::NoColumns | DiagonalWalkError::NoStep => {
+                "must be at least 1".into()
             }
+            DiagonalWalkError::RowOutOfRange { row, rows } => format!("({row}) must be between 1 and {rows}"),
             DiagonalWalkError::ColumnOutOfRange { column, columns } => {
-                write!(f, "diagonal_walk.column ({column}) must be between 1 and {columns}")
+                format!("({column}) must be between 1 and {columns}")
             }
         }
     }
 }
 
-impl std::error::Error for DiagonalWalkError {}
+display_setup_error!(DiagonalWalkError);
 
-/// A move of the token.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A move of the token, in move order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Direction {
     /// One row down: `(x + 1, y)`.
     Down,
@@ -177,28 +183,34 @@ impl Walk {
 
 impl Game for Walk {
     type Move = Direction;
+    type Value = Nimber;
 
     /// The closed form; O(1).
-    fn value(&self, _solver: &mut Solver) -> Result<Value, Interrupted> {
-        Ok(Value::Nimber(self.nimber()))
+    fn value(&self, _solver: &mut SearchContext) -> Result<Nimber, Interrupted> {
+        Ok(self.nimber())
     }
 
     /// The legal directions among Down, Right, Diagonal, in that order.
-    fn moves(&self) -> Box<dyn Iterator<Item = Direction> + '_> {
-        Box::new([Direction::Down, Direction::Right, Direction::Diagonal].into_iter().filter(|&d| self.allows(d)))
+    fn moves(&self) -> MoveSet<Direction> {
+        let directions = [Direction::Down, Direction::Right, Direction::Diagonal];
+        MoveSet::listed(directions.into_iter().filter(|&d| self.allows(d)).collect())
     }
 
-    /// The token moved; a move that would leave the board leaves the position unchanged.
-    fn play(&self, mv: &Direction) -> Walk {
+    /// Whether the move keeps the token on the board.
+    fn is_legal(&self, mv: &Direction) -> bool {
+        self.allows(*mv)
+    }
+
+    /// The token moved.
+    fn play_unchecked(&self, mv: &Direction) -> Walk {
+        debug_assert!(self.is_legal(mv), "{mv:?} is not legal in {self:?}");
         let mut next = self.clone();
-        if self.allows(*mv) {
-            match mv {
-                Direction::Down => next.row += 1,
-                Direction::Right => next.column += 1,
-                Direction::Diagonal => {
-                    next.row += self.step;
-                    next.column += self.step;
-                }
+        match mv {
+            Direction::Down => next.row = next.row.saturating_add(1),
+            Direction::Right => next.column = next.column.saturating_add(1),
+            Direction::Diagonal => {
+                next.row = next.row.saturating_add(self.step);
+                next.column = next.column.saturating_add(self.step);
             }
         }
         next
@@ -210,7 +222,7 @@ mod tests {
     use super::*;
 
     fn nimber(walk: &Walk) -> u64 {
-        walk.value(&mut Solver::in_memory()).ok().and_then(Value::nimber).expect("a nimber")
+        walk.value(&mut SearchContext::in_memory()).expect("no budget")
     }
 
     /// Grundy values `g[a][b]` of the literal rules, `a`, `b` the distances to the far edges.
@@ -269,10 +281,10 @@ mod tests {
                     for row in 1..=rows {
                         for column in 1..=columns {
                             let walk = Walk::new(rows, columns, step, row, column).expect("valid");
-                            let moves: Vec<Direction> = walk.moves().collect();
+                            let moves: Vec<Direction> = walk.moves().iter().collect();
                             assert_eq!(moves, literal_moves(&walk));
                             for mv in &moves {
-                                let next = walk.play(mv);
+                                let next = walk.play_unchecked(mv);
                                 let (dx, dy) = match mv {
                                     Direction::Down => (1, 0),
                                     Direction::Right => (0, 1),
@@ -282,9 +294,7 @@ mod tests {
                                 assert_eq!((next.rows(), next.columns(), next.step()), (rows, columns, step));
                             }
                             for mv in [Direction::Down, Direction::Right, Direction::Diagonal] {
-                                if !moves.contains(&mv) {
-                                    assert_eq!(walk.play(&mv), walk, "an off-board move changes nothing");
-                                }
+                                assert_eq!(walk.is_legal(&mv), moves.contains(&mv));
                             }
                             assert_best_move(&walk);
                         }
@@ -296,24 +306,24 @@ mod tests {
 
     /// The value is the mex of the options' values, and `best_move` wins when the value is nonzero.
     fn assert_best_move(walk: &Walk) {
-        let options: Vec<u64> = walk.moves().map(|mv| nimber(&walk.play(&mv))).collect();
+        let options: Vec<u64> = walk.moves().iter().map(|mv| nimber(&walk.play_unchecked(&mv))).collect();
         let value = nimber(walk);
         assert_eq!(value, crate::games::mex(options), "{walk:?}");
         assert!(value <= 3);
-        let (reported, best) = walk.best_move(&mut Solver::in_memory()).expect("no budget");
-        assert_eq!(reported, Value::Nimber(value));
+        let (reported, best) = walk.best_move(&mut SearchContext::in_memory()).expect("no budget");
+        assert_eq!(reported, value);
         match best {
             Some(mv) => {
-                assert!(walk.moves().any(|m| m == mv));
+                assert!(walk.moves().iter().any(|m| m == mv));
                 if value != 0 {
-                    assert_eq!(nimber(&walk.play(&mv)), 0, "{walk:?} {mv:?}");
+                    assert_eq!(nimber(&walk.play_unchecked(&mv)), 0, "{walk:?} {mv:?}");
                 }
             }
-            None => assert_eq!(walk.moves().count(), 0),
+            None => assert_eq!(walk.moves().len(), 0),
         }
         for target in 0..value {
-            let mv = walk.move_to(Value::Nimber(target), &mut Solver::in_memory()).expect("no budget");
-            assert_eq!(mv.map(|mv| nimber(&walk.play(&mv))), Some(target), "{walk:?} to {target}");
+            let mv = walk.first_move_to(target, &mut SearchContext::in_memory()).expect("no budget");
+            assert_eq!(mv.map(|mv| nimber(&walk.play_unchecked(&mv))), Some(target), "{walk:?} to {target}");
         }
     }
 
@@ -329,7 +339,7 @@ mod tests {
                     for (row, column) in [(1, 1), (1, 2), (2, 1), (rows, columns), (rows / 3 + 1, columns / 7 + 1)] {
                         if let Ok(walk) = Walk::new(rows, columns, step, row, column) {
                             assert_best_move(&walk);
-                            assert_eq!(walk.moves().collect::<Vec<_>>(), literal_moves(&walk));
+                            assert_eq!(walk.moves().iter().collect::<Vec<_>>(), literal_moves(&walk));
                         }
                     }
                 }
@@ -338,11 +348,11 @@ mod tests {
         // The whole u64 board: the diagonal step fits exactly when k = u64::MAX − 1.
         let corner = Walk::new(MAX, MAX, MAX - 1, 1, 1).expect("valid");
         assert_eq!(nimber(&corner), 2);
-        let next = corner.play(&Direction::Diagonal);
+        let next = corner.play_unchecked(&Direction::Diagonal);
         assert_eq!((next.row(), next.column()), (MAX, MAX));
-        assert_eq!(next.moves().count(), 0);
+        assert_eq!(next.moves().len(), 0);
         let far = Walk::new(MAX, MAX, MAX, 1, 1).expect("valid");
-        assert_eq!(far.moves().collect::<Vec<_>>(), vec![Direction::Down, Direction::Right]);
+        assert_eq!(far.moves().iter().collect::<Vec<_>>(), vec![Direction::Down, Direction::Right]);
         assert_eq!(nimber(&far), 0, "an even square without diagonal moves");
     }
 
@@ -367,13 +377,13 @@ mod tests {
     #[test]
     fn invalid_walks_name_the_field() {
         let message = |n, m, k, x, y| Walk::new(n, m, k, x, y).expect_err("invalid").to_string();
-        assert_eq!(message(0, 5, 1, 1, 1), "diagonal_walk.rows must be at least 1");
-        assert_eq!(message(5, 0, 1, 1, 1), "diagonal_walk.columns must be at least 1");
-        assert_eq!(message(5, 5, 0, 1, 1), "diagonal_walk.step must be at least 1");
-        assert_eq!(message(5, 5, 1, 0, 1), "diagonal_walk.row (0) must be between 1 and 5");
-        assert_eq!(message(5, 5, 1, 6, 1), "diagonal_walk.row (6) must be between 1 and 5");
-        assert_eq!(message(5, 7, 1, 2, 0), "diagonal_walk.column (0) must be between 1 and 7");
-        assert_eq!(message(5, 7, 1, 2, 8), "diagonal_walk.column (8) must be between 1 and 7");
+        assert_eq!(message(0, 5, 1, 1, 1), "rows must be at least 1");
+        assert_eq!(message(5, 0, 1, 1, 1), "columns must be at least 1");
+        assert_eq!(message(5, 5, 0, 1, 1), "step must be at least 1");
+        assert_eq!(message(5, 5, 1, 0, 1), "row (0) must be between 1 and 5");
+        assert_eq!(message(5, 5, 1, 6, 1), "row (6) must be between 1 and 5");
+        assert_eq!(message(5, 7, 1, 2, 0), "column (0) must be between 1 and 7");
+        assert_eq!(message(5, 7, 1, 2, 8), "column (8) must be between 1 and 7");
         let walk = Walk::new(5, 7, 3, 2, 4).expect("valid");
         assert_eq!((walk.rows(), walk.columns(), walk.step(), walk.row(), walk.column()), (5, 7, 3, 2, 4));
     }

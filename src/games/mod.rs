@@ -7,10 +7,14 @@ pub use self::core::*;
 pub mod analysis;
 pub mod cutting;
 pub mod diagonal_walk;
+#[cfg(test)]
+pub(crate) mod move_set_tests;
 pub mod reclamation;
 pub mod stone_boxes;
 pub mod sum;
 pub mod tetris;
+
+use self::sum::{ComponentValue, SumValue};
 
 /// The most items one request may hold, counted over the whole request however its sums nest: every
 /// piece, box, reclaimed cell, board row and sum. Together with [`sum::MAX_COMPONENTS`] (game
@@ -35,7 +39,7 @@ pub enum Position {
     /// The stone boxes game.
     StoneBoxes(stone_boxes::Boxes),
     /// More Reclamation.
-    Reclamation(reclamation::Strip),
+    Reclamation(reclamation::River),
     /// The 2×2 placement game (boxed: a board is half a kilobyte).
     Tetris(Box<tetris::Board>),
     /// The diagonal walk.
@@ -45,7 +49,7 @@ pub enum Position {
 }
 
 /// A move of any game.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Move {
     /// A cut in the cutting game.
     Cutting(cutting::Cut),
@@ -118,7 +122,7 @@ impl Position {
         match self {
             Position::Cutting(paper) => paper.pieces().len(),
             Position::StoneBoxes(boxes) => boxes.boxes().len(),
-            Position::Reclamation(strip) => strip.reclaimed().len(),
+            Position::Reclamation(river) => river.reclaimed().len(),
             Position::DiagonalWalk(_) => 1,
             Position::Tetris(_) => 0,
             Position::Sum(sum) => sum.components().iter().map(Position::closed_form_items).sum(),
@@ -129,19 +133,19 @@ impl Position {
     /// most a thousand or so items, and every searched component of its boards is found by
     /// `lookup` (a probe of a memo). Also returns how many values `lookup` supplied. `None` when
     /// a search or more work would be needed.
-    pub fn value_without_search(&self, lookup: &dyn Fn(GameTag, &[u8]) -> Option<u64>) -> Option<(Value, u64)> {
-        fn value(position: &Position, lookup: &dyn Fn(GameTag, &[u8]) -> Option<u64>) -> Option<(Value, u64)> {
+    pub fn value_without_search(&self, lookup: &dyn Fn(GameTag, &[u8]) -> Option<u64>) -> Option<(SumValue, u64)> {
+        fn value(position: &Position, lookup: &dyn Fn(GameTag, &[u8]) -> Option<u64>) -> Option<(SumValue, u64)> {
             match position {
                 Position::Tetris(board) => board
                     .value_without_search(&|key| lookup(GameTag::Tetris, key))
-                    .map(|(nimber, found)| (Value::Nimber(nimber), found)),
+                    .map(|(nimber, found)| (SumValue::Nimber(nimber), found)),
                 Position::Sum(sum) => {
-                    sum.components().iter().try_fold((Value::Nimber(0), 0), |(total, found), part| {
+                    sum.components().iter().try_fold((SumValue::Nimber(0), 0), |(total, found), part| {
                         let (part_value, part_found) = value(part, lookup)?;
                         Some((total.plus(part_value), found + part_found))
                     })
                 }
-                closed_form => Some((closed_form.value(&mut Solver::in_memory()).ok()?, 0)),
+                closed_form => Some((closed_form.value(&mut SearchContext::in_memory()).ok()?, 0)),
             }
         }
         if self.closed_form_items() > CHEAP_ITEMS {
@@ -163,40 +167,60 @@ impl Position {
 
 impl Game for Position {
     type Move = Move;
+    type Value = SumValue;
 
-    fn value(&self, solver: &mut Solver) -> Result<Value, Interrupted> {
-        each_game!(self, game, _wrap => game.value(solver))
+    fn value(&self, solver: &mut SearchContext) -> Result<SumValue, Interrupted> {
+        each_game!(self, game, _wrap => Ok(game.value(solver)?.widen()))
     }
 
-    fn moves(&self) -> Box<dyn Iterator<Item = Move> + '_> {
-        each_game!(self, game, wrap => Box::new(game.moves().map(wrap)))
+    fn moves(&self) -> MoveSet<Move> {
+        each_game!(self, game, wrap => game.moves().map(wrap))
     }
 
-    fn play(&self, mv: &Move) -> Self {
+    fn is_legal(&self, mv: &Move) -> bool {
         match (self, mv) {
-            (Position::Cutting(game), Move::Cutting(mv)) => Position::Cutting(game.play(mv)),
-            (Position::StoneBoxes(game), Move::StoneBoxes(mv)) => Position::StoneBoxes(game.play(mv)),
-            (Position::Reclamation(game), Move::Reclamation(mv)) => Position::Reclamation(game.play(mv)),
-            (Position::Tetris(game), Move::Tetris(mv)) => Position::Tetris(Box::new(game.play(mv))),
-            (Position::DiagonalWalk(game), Move::DiagonalWalk(mv)) => Position::DiagonalWalk(game.play(mv)),
-            (Position::Sum(game), Move::Sum(mv)) => Position::Sum(game.play(mv)),
-            _ => unreachable!("a move is played only on the game that produced it"),
+            (Position::Cutting(game), Move::Cutting(mv)) => game.is_legal(mv),
+            (Position::StoneBoxes(game), Move::StoneBoxes(mv)) => game.is_legal(mv),
+            (Position::Reclamation(game), Move::Reclamation(mv)) => game.is_legal(mv),
+            (Position::Tetris(game), Move::Tetris(mv)) => game.is_legal(mv),
+            (Position::DiagonalWalk(game), Move::DiagonalWalk(mv)) => game.is_legal(mv),
+            (Position::Sum(game), Move::Sum(mv)) => game.is_legal(mv),
+            _ => false,
         }
     }
 
-    fn move_to(&self, target: Value, solver: &mut Solver) -> Result<Option<Move>, Interrupted> {
-        each_game!(self, game, wrap => Ok(game.move_to(target, solver)?.map(wrap)))
+    fn play_unchecked(&self, mv: &Move) -> Self {
+        debug_assert!(self.is_legal(mv), "{mv:?} is not legal in {self:?}");
+        match (self, mv) {
+            (Position::Cutting(game), Move::Cutting(mv)) => Position::Cutting(game.play_unchecked(mv)),
+            (Position::StoneBoxes(game), Move::StoneBoxes(mv)) => Position::StoneBoxes(game.play_unchecked(mv)),
+            (Position::Reclamation(game), Move::Reclamation(mv)) => Position::Reclamation(game.play_unchecked(mv)),
+            (Position::Tetris(game), Move::Tetris(mv)) => Position::Tetris(Box::new(game.play_unchecked(mv))),
+            (Position::DiagonalWalk(game), Move::DiagonalWalk(mv)) => Position::DiagonalWalk(game.play_unchecked(mv)),
+            (Position::Sum(game), Move::Sum(mv)) => Position::Sum(game.play_unchecked(mv)),
+            // A move of another game is illegal here: nothing changes.
+            _ => self.clone(),
+        }
     }
 
-    fn move_count(&self) -> u128 {
-        each_game!(self, game, _wrap => game.move_count())
+    fn moves_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<MoveSet<Move>, Interrupted> {
+        each_game!(self, game, wrap => match ComponentValue::narrow(target) {
+            Some(target) => Ok(game.moves_to(target, solver)?.map(wrap)),
+            None => Ok(MoveSet::empty()),
+        })
     }
 
-    fn count_moves_to(&self, target: Value, solver: &mut Solver) -> Result<u128, Interrupted> {
-        each_game!(self, game, _wrap => game.count_moves_to(target, solver))
+    fn first_move_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<Option<Move>, Interrupted> {
+        each_game!(self, game, wrap => match ComponentValue::narrow(target) {
+            Some(target) => Ok(game.first_move_to(target, solver)?.map(wrap)),
+            None => Ok(None),
+        })
     }
 
-    fn moves_to(&self, target: Value, skip: u128, limit: usize, solver: &mut Solver) -> Result<Vec<Move>, Interrupted> {
-        each_game!(self, game, wrap => Ok(game.moves_to(target, skip, limit, solver)?.into_iter().map(wrap).collect()))
+    fn best_move(&self, solver: &mut SearchContext) -> Result<(SumValue, Option<Move>), Interrupted> {
+        each_game!(self, game, wrap => {
+            let (value, mv) = game.best_move(solver)?;
+            Ok((value.widen(), mv.map(wrap)))
+        })
     }
 }

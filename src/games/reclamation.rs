@@ -1,6 +1,6 @@
-//! More Reclamation (Codeforces 335C): reclaiming cells of an r×2 river strip.
+//! More Reclamation (Codeforces 335C): reclaiming cells of an r×2 river.
 //!
-//! The strip has rows `1..=r` and columns 1 and 2. Reclaiming cell `(i, c)` forbids the three cells
+//! The river has rows `1..=r` and columns 1 and 2. Reclaiming cell `(i, c)` forbids the three cells
 //! of the other column next to it, `(i − 1, 3 − c)`, `(i, 3 − c)` and `(i + 1, 3 − c)` (otherwise the
 //! river would be cut). A move reclaims any cell that is neither reclaimed nor forbidden; the player
 //! who cannot move loses.
@@ -8,10 +8,10 @@
 //! # Decomposition
 //!
 //! A row holding a reclaimed cell is finished (its other cell is forbidden). The rows between two
-//! consecutive reclaimed rows (or between one and the strip's end) form a *run* of untouched rows,
-//! and a move inside a run only changes what is legal inside that run, so the strip is the
+//! consecutive reclaimed rows (or between one and the river's end) form a *run* of untouched rows,
+//! and a move inside a run only changes what is legal inside that run, so the river is the
 //! disjunctive sum of its runs. A run is described by its length `len` and by `top`/`bottom`: 0 when
-//! that end is the strip's end, otherwise the column `c` of the reclaimed cell in the adjacent row,
+//! that end is the river's end, otherwise the column `c` of the reclaimed cell in the adjacent row,
 //! which forbids column `3 − c` of the run's end row, so only column `c` may be used there.
 //!
 //! # Closed form
@@ -33,41 +33,39 @@
 //!   (column `3 − c`), which together are exactly `0..len`; the mex is `len`.
 //!
 //! The tests check this against the contest's own recursion for `len ≤ 1000` and the value of every
-//! legal position of every strip with at most 10 rows against a brute force over whole positions.
+//! legal position of every river with at most 10 rows against a brute force over whole positions.
 
-use std::fmt;
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 
-use super::{Game, Interrupted, Solver, Value};
-
-/// The most reclaimed cells a strip may be given.
+/// The most reclaimed cells a river may be given.
 pub const MAX_RECLAIMED: usize = 100_000;
 
-/// A cell of the strip: 1-based row, column 1 or 2. Cells order by row, then column.
+/// A cell of the river: 1-based row, column 1 or 2. Cells order by row, then column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Cell {
-    /// The row, from 1 to the strip's number of rows.
+    /// The row, from 1 to the river's number of rows.
     pub row: u64,
     /// The column, 1 or 2.
-    pub column: u8,
+    pub column: u64,
 }
 
-/// Why a strip could not be built.
+/// Why a river could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReclamationError {
-    /// The strip has no rows.
+    /// The river has no rows.
     NoRows,
     /// More reclaimed cells than [`MAX_RECLAIMED`].
     TooManyCells {
         /// How many cells were given.
         count: usize,
     },
-    /// A cell's row is 0 or past the strip's last row.
+    /// A cell's row is 0 or past the river's last row.
     RowOutOfRange {
         /// The cell's index in the request list.
         index: usize,
         /// The offending row.
         row: u64,
-        /// The strip's number of rows.
+        /// The river's number of rows.
         rows: u64,
     },
     /// A cell's column is not 1 or 2.
@@ -75,7 +73,7 @@ pub enum ReclamationError {
         /// The cell's index in the request list.
         index: usize,
         /// The offending column.
-        column: u8,
+        column: u64,
     },
     /// The same cell is listed twice.
     DuplicateCell {
@@ -99,39 +97,46 @@ pub enum ReclamationError {
     },
 }
 
-impl fmt::Display for ReclamationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl SetupError for ReclamationError {
+    fn field(&self) -> FieldPath {
+        let reclaimed = FieldPath::field("reclaimed");
+        match *self {
+            ReclamationError::NoRows => FieldPath::field("rows"),
+            ReclamationError::TooManyCells { .. } => reclaimed,
+            ReclamationError::RowOutOfRange { index, .. } => reclaimed.at(index).then("row"),
+            ReclamationError::ColumnOutOfRange { index, .. } => reclaimed.at(index).then("column"),
+            ReclamationError::DuplicateCell { second, .. } => reclaimed.at(second),
+            ReclamationError::ForbiddenPair { first, .. } => reclaimed.at(first),
+        }
+    }
+
+    fn problem(&self, name: &dyn Fn(&FieldPath) -> String) -> String {
+        let cell = |index: usize| name(&FieldPath::field("reclaimed").at(index));
         match self {
-            ReclamationError::NoRows => write!(f, "reclamation.rows must be at least 1"),
-            ReclamationError::TooManyCells { count } => {
-                write!(f, "reclamation.reclaimed has {count} cells; the limit is {MAX_RECLAIMED}")
+            ReclamationError::NoRows => "must be at least 1".into(),
+            ReclamationError::TooManyCells { count } => format!("has {count} cells; the limit is {MAX_RECLAIMED}"),
+            ReclamationError::RowOutOfRange { row, rows, .. } => format!("({row}) must be between 1 and {rows}"),
+            ReclamationError::ColumnOutOfRange { column, .. } => format!("({column}) must be 1 or 2"),
+            ReclamationError::DuplicateCell { first, cell: repeated, .. } => {
+                format!("(row {}, column {}) repeats {}", repeated.row, repeated.column, cell(*first))
             }
-            ReclamationError::RowOutOfRange { index, row, rows } => {
-                write!(f, "reclamation.reclaimed[{index}].row ({row}) must be between 1 and {rows}")
-            }
-            ReclamationError::ColumnOutOfRange { index, column } => {
-                write!(f, "reclamation.reclaimed[{index}].column ({column}) must be 1 or 2")
-            }
-            ReclamationError::DuplicateCell { first, second, cell } => write!(
-                f,
-                "reclamation.reclaimed[{second}] (row {}, column {}) repeats reclamation.reclaimed[{first}]",
-                cell.row, cell.column
-            ),
-            ReclamationError::ForbiddenPair { first, first_cell, second, second_cell } => write!(
-                f,
-                "reclamation.reclaimed[{first}] (row {}, column {}) and reclamation.reclaimed[{second}] \
-                 (row {}, column {}) forbid each other",
-                first_cell.row, first_cell.column, second_cell.row, second_cell.column
+            ReclamationError::ForbiddenPair { first_cell, second, second_cell, .. } => format!(
+                "(row {}, column {}) and {} (row {}, column {}) forbid each other",
+                first_cell.row,
+                first_cell.column,
+                cell(*second),
+                second_cell.row,
+                second_cell.column
             ),
         }
     }
 }
 
-impl std::error::Error for ReclamationError {}
+display_setup_error!(ReclamationError);
 
-/// A position: an r×2 strip and its reclaimed cells, which never forbid each other.
+/// A position: an r×2 river and its reclaimed cells, which never forbid each other.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Strip {
+pub struct River {
     rows: u64,
     reclaimed: Vec<Cell>,
 }
@@ -139,14 +144,14 @@ pub struct Strip {
 /// A maximal block of consecutive rows without a reclaimed cell (possibly empty).
 #[derive(Clone, Copy, Debug)]
 struct Run {
-    /// The row just above the run; 0 when the run starts at the strip's top.
+    /// The row just above the run; 0 when the run starts at the river's top.
     above: u64,
     /// How many rows the run has.
     len: u64,
     /// The only column usable in the run's top row (the column reclaimed just above), 0 if both are.
-    top: u8,
+    top: u64,
     /// The only column usable in the run's bottom row (the column reclaimed just below), 0 if both are.
-    bottom: u8,
+    bottom: u64,
 }
 
 impl Run {
@@ -162,13 +167,13 @@ impl Run {
     }
 
     /// The cell in the run's row `offset` (0-based from its top).
-    fn cell(&self, offset: u64, column: u8) -> Cell {
+    fn cell(&self, offset: u64, column: u64) -> Cell {
         Cell { row: self.above + 1 + offset, column }
     }
 
     /// Whether column `column` of the run's row `offset` may be reclaimed: the run's end rows may only
     /// use the column reclaimed next to them.
-    fn usable(&self, offset: u64, column: u8) -> bool {
+    fn usable(&self, offset: u64, column: u64) -> bool {
         (offset != 0 || self.top == 0 || column == self.top)
             && (offset + 1 != self.len || self.bottom == 0 || column == self.bottom)
     }
@@ -180,7 +185,7 @@ impl Run {
 
     /// The value the run's rows take after reclaiming column `column` of row `offset`, if that cell
     /// may be reclaimed: the runs `(p, top, column)` and `(q, column, bottom)` of the module docs.
-    fn option_value(&self, offset: u64, column: u8) -> Option<u64> {
+    fn option_value(&self, offset: u64, column: u64) -> Option<u64> {
         let below = self.len.checked_sub(offset)?.checked_sub(1)?;
         let upper = Run { above: self.above, len: offset, top: self.top, bottom: column };
         let lower = Run { above: self.above + offset + 1, len: below, top: column, bottom: self.bottom };
@@ -211,7 +216,7 @@ impl Run {
         let index = index - first;
         if index < middle {
             // Fits: index / 2 < len − 2.
-            return self.cell(1 + (index / 2) as u64, 1 + (index % 2) as u8);
+            return self.cell(1 + (index / 2) as u64, 1 + (index % 2) as u64);
         }
         in_row(self.len - 1, index - middle)
     }
@@ -237,7 +242,7 @@ impl Run {
             offsets.sort_unstable();
             offsets.dedup();
             let cells = offsets.into_iter().flat_map(|offset| {
-                [1u8, 2]
+                [1u64, 2]
                     .into_iter()
                     .filter(move |&column| self.option_value(offset, column) == Some(want))
                     .map(move |column| self.cell(offset, column))
@@ -262,16 +267,6 @@ impl Run {
                 }
             }
         }
-    }
-
-    /// The cells of this run that may be reclaimed, in row order then column.
-    fn free_cells(self) -> impl Iterator<Item = Cell> {
-        (0..self.len).flat_map(move |offset| {
-            [1u8, 2]
-                .into_iter()
-                .filter(move |&column| self.usable(offset, column))
-                .map(move |column| self.cell(offset, column))
-        })
     }
 }
 
@@ -322,18 +317,18 @@ impl RunCells {
                     subset >>= 1;
                     rest ^= lowest;
                 }
-                run.cell(offset, 1 + (index % 2) as u8)
+                run.cell(offset, 1 + (index % 2) as u64)
             }
         }
     }
 }
 
-impl Strip {
-    /// A strip of `rows` rows with the cells `reclaimed` (any order) already reclaimed.
+impl River {
+    /// A river of `rows` rows with the cells `reclaimed` (any order) already reclaimed.
     ///
-    /// Fails when there are no rows, more than [`MAX_RECLAIMED`] cells, a cell off the strip, a
+    /// Fails when there are no rows, more than [`MAX_RECLAIMED`] cells, a cell off the river, a
     /// repeated cell, or two cells that forbid each other. Takes O(n log n) time in the number of cells.
-    pub fn new(rows: u64, reclaimed: Vec<Cell>) -> Result<Strip, ReclamationError> {
+    pub fn new(rows: u64, reclaimed: Vec<Cell>) -> Result<River, ReclamationError> {
         if rows == 0 {
             return Err(ReclamationError::NoRows);
         }
@@ -368,7 +363,7 @@ impl Strip {
             }
         }
         let reclaimed = order.into_iter().map(|index| reclaimed[index]).collect();
-        Ok(Strip { rows, reclaimed })
+        Ok(River { rows, reclaimed })
     }
 
     /// The number of rows.
@@ -383,7 +378,7 @@ impl Strip {
 
     /// The runs of untouched rows, top to bottom: one above each reclaimed cell and one at the end.
     fn runs(&self) -> impl Iterator<Item = Run> + '_ {
-        let mut above = (0u64, 0u8);
+        let mut above = (0u64, 0u64);
         self.reclaimed.iter().map(Some).chain([None]).map(move |cell| {
             let (len, bottom) = match cell {
                 Some(cell) => (cell.row - above.0 - 1, cell.column),
@@ -397,19 +392,18 @@ impl Strip {
         })
     }
 
-    /// The Grundy value of the whole strip: the XOR of its runs' values.
+    /// The Grundy value of the whole river: the XOR of its runs' values.
     fn nimber(&self) -> u64 {
         self.runs().fold(0, |total, run| total ^ run.value())
     }
 
-    /// For each run in order, its cells whose reclaiming gives the whole strip the value `target`
-    /// (none for the special cutting-game values).
-    fn cells_to(&self, target: Value) -> impl Iterator<Item = RunCells> + '_ {
-        let change = target.nimber().map(|t| t ^ self.nimber());
-        self.runs().filter_map(move |run| Some(run.cells_to(run.value() ^ change?)))
+    /// For each run in order, its cells whose reclaiming gives the whole river the value `target`.
+    fn cells_to(&self, target: Nimber) -> impl Iterator<Item = RunCells> + '_ {
+        let change = target ^ self.nimber();
+        self.runs().map(move |run| run.cells_to(run.value() ^ change))
     }
 
-    /// Whether `cell` is on the strip, not reclaimed and not forbidden.
+    /// Whether `cell` is on the river, not reclaimed and not forbidden.
     fn is_free(&self, cell: Cell) -> bool {
         if cell.row == 0 || cell.row > self.rows || (cell.column != 1 && cell.column != 2) {
             return false;
@@ -422,81 +416,62 @@ impl Strip {
     }
 }
 
-impl Game for Strip {
+impl Game for River {
     type Move = Cell;
+    type Value = Nimber;
 
     /// The XOR of the runs' closed-form values; O(n) in the number of reclaimed cells.
-    fn value(&self, _solver: &mut Solver) -> Result<Value, Interrupted> {
-        Ok(Value::Nimber(self.nimber()))
+    fn value(&self, _solver: &mut SearchContext) -> Result<Nimber, Interrupted> {
+        Ok(self.nimber())
     }
 
-    /// Every free cell, in row order then column, generated lazily run by run.
-    fn moves(&self) -> Box<dyn Iterator<Item = Cell> + '_> {
-        Box::new(self.runs().flat_map(Run::free_cells))
-    }
-
-    /// The strip with `mv` reclaimed as well; a cell that is not free leaves the strip unchanged.
-    fn play(&self, mv: &Cell) -> Strip {
-        let mut next = self.clone();
-        if self.is_free(*mv) {
-            let at = self.reclaimed.partition_point(|cell| cell.row < mv.row);
-            next.reclaimed.insert(at, *mv);
+    /// Every free cell, in row order then column: the free cells of each run in turn, counted and
+    /// indexed in O(1) per run.
+    fn moves(&self) -> MoveSet<Cell> {
+        let mut moves = MoveSet::empty();
+        for run in self.runs() {
+            moves.push(run.free_count(), move |index| run.nth_free_cell(index));
         }
+        moves
+    }
+
+    /// Whether `mv` is on the river, not reclaimed and not forbidden.
+    fn is_legal(&self, mv: &Cell) -> bool {
+        self.is_free(*mv)
+    }
+
+    /// The river with `mv` reclaimed as well.
+    fn play_unchecked(&self, mv: &Cell) -> River {
+        debug_assert!(self.is_legal(mv), "{mv:?} is not legal in {self:?}");
+        let mut next = self.clone();
+        let at = self.reclaimed.partition_point(|cell| cell.row < mv.row);
+        next.reclaimed.insert(at, *mv);
         next
     }
 
-    /// The number of free cells, counted run by run in O(n).
-    fn move_count(&self) -> u128 {
-        self.runs().map(|run| run.free_count()).sum()
-    }
-
-    /// Counted directly, in O(n) time whatever the number of rows: for each run, the value it must
-    /// take for the whole strip to reach `target`, and how many of its cells give it (see
-    /// `Run::cells_to`).
-    fn count_moves_to(&self, target: Value, _solver: &mut Solver) -> Result<u128, Interrupted> {
-        Ok(self.cells_to(target).map(|cells| cells.count()).sum())
-    }
-
-    /// Built directly like [`Strip::count_moves_to`], in O(n + limit) time whatever `skip` and the
-    /// number of rows.
-    fn moves_to(
-        &self,
-        target: Value,
-        skip: u128,
-        limit: usize,
-        _solver: &mut Solver,
-    ) -> Result<Vec<Cell>, Interrupted> {
-        let mut found = Vec::new();
-        let mut skip = skip;
+    /// Built directly, in O(n) time whatever the number of rows: for each run, the value it must
+    /// take for the whole river to reach `target`, and its cells that give it (see `Run::cells_to`).
+    fn moves_to(&self, target: Nimber, _solver: &mut SearchContext) -> Result<MoveSet<Cell>, Interrupted> {
+        let mut moves = MoveSet::empty();
         for cells in self.cells_to(target) {
-            if found.len() >= limit {
-                break;
-            }
-            let count = cells.count();
-            if skip >= count {
-                skip -= count;
-                continue;
-            }
-            let wanted = (skip..count).take(limit - found.len());
-            found.extend(wanted.map(|index| cells.nth(index)));
-            skip = 0;
+            moves.push(cells.count(), move |index| cells.nth(index));
         }
-        Ok(found)
+        Ok(moves)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::{count_moves_by_search, moves_by_search};
+    use crate::games::move_set_tests::{assert_move_sets_match_search, page};
     use crate::random::SplitMix;
 
-    fn cell(row: u64, column: u8) -> Cell {
+    fn cell(row: u64, column: u64) -> Cell {
         Cell { row, column }
     }
 
-    fn nimber(strip: &Strip) -> u64 {
-        strip.value(&mut Solver::in_memory()).ok().and_then(Value::nimber).expect("a nimber")
+    fn nimber(strip: &River) -> u64 {
+        strip.value(&mut SearchContext::in_memory()).expect("no budget")
     }
 
     /// The contest solution's recursion for `sg[len][x][y]`, transcribed literally.
@@ -545,8 +520,8 @@ mod tests {
     fn run_closed_form_matches_contest_recursion() {
         let sg = contest_table(1000);
         for (len, table) in sg.iter().enumerate() {
-            for top in 0..3u8 {
-                for bottom in 0..3u8 {
+            for top in 0..3u64 {
+                for bottom in 0..3u64 {
                     let run = Run { above: 0, len: len as u64, top, bottom };
                     assert_eq!(run.value(), table[top as usize][bottom as usize], "run {run:?}");
                 }
@@ -554,13 +529,18 @@ mod tests {
         }
     }
 
+    /// The free cells of `run`, in order.
+    fn free_cells(run: Run) -> Vec<Cell> {
+        (0..run.free_count()).map(|index| run.nth_free_cell(index)).collect()
+    }
+
     /// Bit of cell `(row, column)` in a whole-position mask.
-    fn bit(row: u64, column: u8) -> u32 {
-        1 << (2 * (row - 1) + u64::from(column) - 1)
+    fn bit(row: u64, column: u64) -> u32 {
+        1 << (2 * (row - 1) + column - 1)
     }
 
     /// Whether `(row, column)` may be reclaimed in `mask` by the literal rule.
-    fn literal_free(rows: u64, mask: u32, row: u64, column: u8) -> bool {
+    fn literal_free(rows: u64, mask: u32, row: u64, column: u64) -> bool {
         let other = 3 - column;
         let forbidden = (row.saturating_sub(1).max(1)..=(row + 1).min(rows)).any(|r| mask & bit(r, other) != 0);
         mask & bit(row, column) == 0 && !forbidden
@@ -568,7 +548,7 @@ mod tests {
 
     fn literal_moves(rows: u64, mask: u32) -> Vec<Cell> {
         (1..=rows)
-            .flat_map(|row| [1u8, 2].into_iter().map(move |column| cell(row, column)))
+            .flat_map(|row| [1u64, 2].into_iter().map(move |column| cell(row, column)))
             .filter(|c| literal_free(rows, mask, c.row, c.column))
             .collect()
     }
@@ -598,19 +578,19 @@ mod tests {
 
     fn mask_cells(rows: u64, mask: u32) -> Vec<Cell> {
         (1..=rows)
-            .flat_map(|row| [1u8, 2].into_iter().map(move |column| cell(row, column)))
+            .flat_map(|row| [1u64, 2].into_iter().map(move |column| cell(row, column)))
             .filter(|c| mask & bit(c.row, c.column) != 0)
             .collect()
     }
 
     /// Every conflict-free set of reclaimed cells of an r×2 strip, as masks.
     fn legal_masks(rows: u64) -> Vec<u32> {
-        let mut masks = vec![(0u32, 0u8)];
+        let mut masks = vec![(0u32, 0u64)];
         for row in 1..=rows {
             masks = masks
                 .into_iter()
                 .flat_map(|(mask, previous)| {
-                    [0u8, 1, 2]
+                    [0u64, 1, 2]
                         .into_iter()
                         .filter(move |&c| c == 0 || previous == 0 || previous == c)
                         .map(move |c| (if c == 0 { mask } else { mask | bit(row, c) }, c))
@@ -628,26 +608,26 @@ mod tests {
             for &mask in &masks {
                 let mut cells = mask_cells(rows, mask);
                 cells.reverse();
-                let strip = Strip::new(rows, cells).expect("a legal position");
+                let strip = River::new(rows, cells).expect("a legal position");
                 let value = nimber(&strip);
                 assert_eq!(value, brute.grundy(mask), "rows {rows}, cells {:?}", strip.reclaimed());
                 assert!(strip.reclaimed().windows(2).all(|w| w[0].row < w[1].row));
 
-                let moves: Vec<Cell> = strip.moves().collect();
+                let moves: Vec<Cell> = strip.moves().iter().collect();
                 assert_eq!(moves, literal_moves(rows, mask), "rows {rows}, cells {:?}", strip.reclaimed());
                 let mut reachable = Vec::new();
                 for mv in &moves {
-                    let next = strip.play(mv);
+                    let next = strip.play_unchecked(mv);
                     let next_mask = mask | bit(mv.row, mv.column);
                     assert_eq!(next.reclaimed(), &mask_cells(rows, next_mask)[..]);
                     reachable.push(brute.grundy(next_mask));
                 }
                 for target in 0..=rows + 2 {
-                    let found = strip.move_to(Value::Nimber(target), &mut Solver::in_memory()).expect("no budget");
+                    let found = strip.first_move_to(target, &mut SearchContext::in_memory()).expect("no budget");
                     match found {
                         Some(mv) => {
                             assert!(moves.contains(&mv), "illegal move {mv:?}");
-                            assert_eq!(nimber(&strip.play(&mv)), target);
+                            assert_eq!(nimber(&strip.play_unchecked(&mv)), target);
                         }
                         None => assert!(!reachable.contains(&target), "missed target {target} in {mask:b}"),
                     }
@@ -656,43 +636,12 @@ mod tests {
         }
     }
 
-    /// Checks the direct analysis of `strip` against search: the move count, and for every target
-    /// (the special values and every nimber up to 2 past the largest reachable one) the count and the
-    /// listed moves for several windows, including windows past the end.
-    fn assert_analysis_matches_search(strip: &Strip) {
-        let mut solver = Solver::in_memory();
-        assert_eq!(strip.move_count(), strip.moves().count() as u128, "{strip:?}");
-        let most = strip.moves().map(|mv| nimber(&strip.play(&mv))).max().unwrap_or(0);
-        let targets = [Value::Finished, Value::WinsAtOnce].into_iter().chain((0..=most + 2).map(Value::Nimber));
-        for target in targets {
-            let count = count_moves_by_search(strip, target, &mut solver).expect("no budget");
-            assert_eq!(strip.count_moves_to(target, &mut solver), Ok(count), "{strip:?} to {target:?}");
-            let all = moves_by_search(strip, target, 0, usize::MAX, &mut solver).expect("no budget");
-            assert_eq!(
-                strip.moves_to(target, 0, usize::MAX, &mut solver).as_ref(),
-                Ok(&all),
-                "{strip:?} to {target:?}"
-            );
-            let last = count.saturating_sub(1);
-            for (skip, limit) in [(0, 1), (1, 2), (2, 0), (3, 2), (last, 3), (count, 1), (count + 5, 2), (u128::MAX, 1)]
-            {
-                let window = moves_by_search(strip, target, skip, limit, &mut solver);
-                assert_eq!(strip.moves_to(target, skip, limit, &mut solver), window, "{strip:?} to {target:?}");
-            }
-        }
-    }
-
     #[test]
-    fn analysis_matches_search_on_small_positions() {
-        for rows in 1..=10u64 {
-            for mask in legal_masks(rows) {
-                assert_analysis_matches_search(&Strip::new(rows, mask_cells(rows, mask)).expect("a legal position"));
-            }
-        }
+    fn move_sets_match_search_on_long_runs() {
         // Longer runs, where more rows share a value: every kind of run up to 40 rows.
         for rows in 1..=40u64 {
-            for top in 0..=2u8 {
-                for bottom in 0..=2u8 {
+            for top in 0..=2u64 {
+                for bottom in 0..=2u64 {
                     let mut cells = Vec::new();
                     let mut rows_with_ends = rows;
                     if top != 0 {
@@ -703,7 +652,8 @@ mod tests {
                         rows_with_ends += 1;
                         cells.push(cell(rows_with_ends, bottom));
                     }
-                    assert_analysis_matches_search(&Strip::new(rows_with_ends, cells).expect("a legal position"));
+                    let strip = River::new(rows_with_ends, cells).expect("a legal position");
+                    assert_move_sets_match_search(&strip, &[0, 1, 2, 3]);
                 }
             }
         }
@@ -720,14 +670,14 @@ mod tests {
 
     /// Checks that no free cell strictly between `first` and `second` (or before `second` if `first` is
     /// `None`) gives `target`, when they are at most 300 rows apart.
-    fn assert_none_between(strip: &Strip, target: u64, first: Option<Cell>, second: Cell) {
+    fn assert_none_between(strip: &River, target: u64, first: Option<Cell>, second: Cell) {
         let from = first.map_or(1, |first| first.row);
         if second.row - from <= 300 {
             for row in from..=second.row {
-                for column in [1u8, 2] {
+                for column in [1u64, 2] {
                     let between = cell(row, column);
                     if first.is_none_or(|first| first < between) && between < second && strip.is_free(between) {
-                        assert_ne!(nimber(&strip.play(&between)), target, "{between:?} is skipped");
+                        assert_ne!(nimber(&strip.play_unchecked(&between)), target, "{between:?} is skipped");
                     }
                 }
             }
@@ -737,63 +687,66 @@ mod tests {
     #[test]
     fn analysis_is_consistent_on_huge_strips() {
         let mut random = SplitMix::new(335);
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let mut huge_counts = 0;
         for round in 0..3000 {
             let rows = if round % 2 == 0 { 1_000_000_000_000_000_000 } else { u64::MAX - random.next_u64() % 3 };
             let cells: Vec<Cell> =
-                (0..round % 5).map(|_| cell(row(&mut random, rows), 1 + (random.next_u64() % 2) as u8)).collect();
-            let Ok(strip) = Strip::new(rows, cells) else {
+                (0..round % 5).map(|_| cell(row(&mut random, rows), 1 + random.next_u64() % 2)).collect();
+            let Ok(strip) = River::new(rows, cells) else {
                 continue;
             };
-            let total = strip.move_count();
+            let total = strip.moves().len();
             let value = nimber(&strip);
             let mut targets = vec![0, 1, value, value ^ 1, random.next_u64(), (1 << 40) - 1];
             for _ in 0..4 {
-                let sample = cell(row(&mut random, rows), 1 + (random.next_u64() % 2) as u8);
+                let sample = cell(row(&mut random, rows), 1 + random.next_u64() % 2);
                 if strip.is_free(sample) {
-                    targets.push(nimber(&strip.play(&sample)));
+                    targets.push(nimber(&strip.play_unchecked(&sample)));
                 }
             }
             targets.sort_unstable();
             targets.dedup();
             let mut counted = 0;
             for t in targets {
-                let target = Value::Nimber(t);
-                let count = strip.count_moves_to(target, &mut solver).expect("no budget");
+                let target = t;
+                let count = strip.moves_to(target, &mut solver).map(|set| set.len()).expect("no budget");
                 counted += count;
                 huge_counts += usize::from(count > 1 << 20);
                 let mut ks = vec![0, 1, count / 2, count.saturating_sub(2), count.saturating_sub(1)];
                 ks.extend((0..3).map(|_| u128::from(random.next_u64()) * u128::from(random.next_u64()) % count.max(1)));
                 for k in ks.into_iter().filter(|&k| k < count) {
-                    let window = strip.moves_to(target, k, 2, &mut solver).expect("no budget");
+                    let window = strip.moves_to(target, &mut solver).map(|set| page(&set, k, 2)).expect("no budget");
                     assert_eq!(window.len() as u128, (count - k).min(2), "{strip:?} to {t} from {k}");
                     for mv in &window {
                         assert!(strip.is_free(*mv), "{strip:?}: {mv:?}");
-                        assert_eq!(nimber(&strip.play(mv)), t, "{strip:?}: {mv:?}");
+                        assert_eq!(nimber(&strip.play_unchecked(mv)), t, "{strip:?}: {mv:?}");
                     }
                     if let [first, second] = window[..] {
-                        assert_eq!(strip.moves_to(target, k + 1, 1, &mut solver), Ok(vec![second]));
+                        assert_eq!(
+                            strip.moves_to(target, &mut solver).map(|set| page(&set, k + 1, 1)),
+                            Ok(vec![second])
+                        );
                         assert!(first < second, "{strip:?} to {t}: {first:?} {second:?}");
                         assert_none_between(&strip, t, Some(first), second);
                     }
                 }
-                if let Some(&first) = strip.moves_to(target, 0, 1, &mut solver).expect("no budget").first() {
+                if let Some(&first) =
+                    strip.moves_to(target, &mut solver).map(|set| page(&set, 0, 1)).expect("no budget").first()
+                {
                     assert_none_between(&strip, t, None, first);
                 }
-                assert_eq!(strip.moves_to(target, count, 3, &mut solver), Ok(Vec::new()));
+                assert_eq!(strip.moves_to(target, &mut solver).map(|set| page(&set, count, 3)), Ok(Vec::new()));
             }
             assert!(counted <= total, "{strip:?}");
-            assert_eq!(strip.count_moves_to(Value::WinsAtOnce, &mut solver), Ok(0));
-            assert_eq!(strip.moves_to(Value::Finished, 0, 5, &mut solver), Ok(Vec::new()));
         }
         assert!(huge_counts > 100, "some targets should have huge move sets ({huge_counts})");
         // Every cell of a run between crossed ends gives the same value: all u64::MAX·2 − 6 of them.
-        let crossed = Strip::new(u64::MAX, vec![cell(u64::MAX, 1), cell(1, 2)]).expect("valid");
+        let crossed = River::new(u64::MAX, vec![cell(u64::MAX, 1), cell(1, 2)]).expect("valid");
         let all = 2 * u128::from(u64::MAX - 2) - 2;
-        assert_eq!(crossed.move_count(), all);
-        assert_eq!(crossed.count_moves_to(Value::Nimber(1), &mut solver), Ok(all));
-        let tail = crossed.moves_to(Value::Nimber(1), all - 2, 5, &mut solver).expect("no budget");
+        assert_eq!(crossed.moves().len(), all);
+        assert_eq!(crossed.moves_to(1, &mut solver).map(|set| set.len()), Ok(all));
+        let tail = crossed.moves_to(1, &mut solver).map(|set| page(&set, all - 2, 5)).expect("no budget");
         assert_eq!(tail, vec![cell(u64::MAX - 2, 2), cell(u64::MAX - 1, 1)]);
     }
 
@@ -806,14 +759,14 @@ mod tests {
                 let literal_ok =
                     cells.iter().all(|c| literal_free(rows, mask & !bit(c.row, c.column), c.row, c.column));
                 assert_eq!(literal_ok, legal.contains(&mask));
-                assert_eq!(Strip::new(rows, cells).is_ok(), literal_ok, "rows {rows}, mask {mask:b}");
+                assert_eq!(River::new(rows, cells).is_ok(), literal_ok, "rows {rows}, mask {mask:b}");
             }
         }
     }
 
     #[test]
     fn samples_from_the_seed() {
-        let win = |rows, cells| nimber(&Strip::new(rows, cells).expect("valid sample")) != 0;
+        let win = |rows, cells| nimber(&River::new(rows, cells).expect("valid sample")) != 0;
         assert!(win(3, vec![cell(1, 1)]));
         assert!(win(12, vec![cell(4, 1), cell(8, 1)]));
         assert!(!win(1, vec![cell(1, 2)]));
@@ -821,83 +774,80 @@ mod tests {
 
     #[test]
     fn invalid_strips_name_the_offending_cells() {
-        let message = |rows, cells| Strip::new(rows, cells).expect_err("invalid").to_string();
-        assert_eq!(message(0, vec![]), "reclamation.rows must be at least 1");
-        assert_eq!(
-            message(5, vec![cell(1, 1), cell(0, 1)]),
-            "reclamation.reclaimed[1].row (0) must be between 1 and 5"
-        );
-        assert_eq!(message(5, vec![cell(6, 2)]), "reclamation.reclaimed[0].row (6) must be between 1 and 5");
-        assert_eq!(message(5, vec![cell(2, 1), cell(4, 3)]), "reclamation.reclaimed[1].column (3) must be 1 or 2");
-        assert_eq!(message(5, vec![cell(2, 0)]), "reclamation.reclaimed[0].column (0) must be 1 or 2");
+        let message = |rows, cells| River::new(rows, cells).expect_err("invalid").to_string();
+        assert_eq!(message(0, vec![]), "rows must be at least 1");
+        assert_eq!(message(5, vec![cell(1, 1), cell(0, 1)]), "reclaimed[1].row (0) must be between 1 and 5");
+        assert_eq!(message(5, vec![cell(6, 2)]), "reclaimed[0].row (6) must be between 1 and 5");
+        assert_eq!(message(5, vec![cell(2, 1), cell(4, 3)]), "reclaimed[1].column (3) must be 1 or 2");
+        assert_eq!(message(5, vec![cell(2, 0)]), "reclaimed[0].column (0) must be 1 or 2");
         assert_eq!(
             message(9, vec![cell(4, 1), cell(1, 2), cell(4, 1)]),
-            "reclamation.reclaimed[2] (row 4, column 1) repeats reclamation.reclaimed[0]"
+            "reclaimed[2] (row 4, column 1) repeats reclaimed[0]"
         );
         for (a, b) in [(cell(3, 1), cell(3, 2)), (cell(3, 1), cell(4, 2)), (cell(4, 1), cell(3, 2))] {
             assert_eq!(
                 message(9, vec![cell(8, 2), a, b]),
                 format!(
-                    "reclamation.reclaimed[1] (row {}, column {}) and reclamation.reclaimed[2] (row {}, column {}) \
+                    "reclaimed[1] (row {}, column {}) and reclaimed[2] (row {}, column {}) \
                      forbid each other",
                     a.row, a.column, b.row, b.column
                 )
             );
         }
-        let err = Strip::new(u64::MAX, vec![cell(u64::MAX, 1), cell(u64::MAX - 1, 2)]).expect_err("conflict");
+        let err = River::new(u64::MAX, vec![cell(u64::MAX, 1), cell(u64::MAX - 1, 2)]).expect_err("conflict");
         assert!(matches!(err, ReclamationError::ForbiddenPair { first: 0, second: 1, .. }));
         let too_many: Vec<Cell> = (1..=MAX_RECLAIMED as u64 + 1).map(|row| cell(row, 1)).collect();
-        assert_eq!(message(u64::MAX, too_many), "reclamation.reclaimed has 100001 cells; the limit is 100000");
-        assert!(Strip::new(9, vec![cell(3, 1), cell(5, 2), cell(2, 1), cell(6, 2)]).is_ok());
+        assert_eq!(message(u64::MAX, too_many), "reclaimed has 100001 cells; the limit is 100000");
+        assert!(River::new(9, vec![cell(3, 1), cell(5, 2), cell(2, 1), cell(6, 2)]).is_ok());
     }
 
     /// Checks that `move_to` reaches `target` from `strip` with a free cell.
-    fn assert_reaches(strip: &Strip, target: u64) {
-        let mv = strip.move_to(Value::Nimber(target), &mut Solver::in_memory()).expect("no budget");
+    fn assert_reaches(strip: &River, target: u64) {
+        let mv = strip.first_move_to(target, &mut SearchContext::in_memory()).expect("no budget");
         let mv = mv.unwrap_or_else(|| panic!("no move to {target} from {:?}", strip.reclaimed()));
         assert!(strip.is_free(mv), "{mv:?} is not free");
-        let next = strip.play(&mv);
+        let next = strip.play_unchecked(&mv);
         assert_eq!(next.reclaimed().len(), strip.reclaimed().len() + 1);
         assert_eq!(nimber(&next), target);
     }
 
     #[test]
     fn huge_strips_have_exact_values_and_moves() {
-        let empty = Strip::new(u64::MAX, vec![]).expect("valid");
+        let empty = River::new(u64::MAX, vec![]).expect("valid");
         assert_eq!(nimber(&empty), 1);
-        let first: Vec<Cell> = empty.moves().take(3).collect();
+        let first: Vec<Cell> = empty.moves().iter().take(3).collect();
         assert_eq!(first, vec![cell(1, 1), cell(1, 2), cell(2, 1)]);
-        let (_, best) = empty.best_move(&mut Solver::in_memory()).expect("no budget");
+        let (_, best) = empty.best_move(&mut SearchContext::in_memory()).expect("no budget");
         assert_eq!(best, Some(cell(u64::MAX / 2 + 1, 1)));
         assert_reaches(&empty, 0);
 
         // One free end: the run's value is its length, and every smaller value is reachable.
-        let last = Strip::new(u64::MAX, vec![cell(u64::MAX, 2)]).expect("valid");
+        let last = River::new(u64::MAX, vec![cell(u64::MAX, 2)]).expect("valid");
         assert_eq!(nimber(&last), u64::MAX - 1);
         for target in [0, 1, 2, 12_345, 1 << 40, u64::MAX / 2, u64::MAX - 3, u64::MAX - 2] {
             assert_reaches(&last, target);
         }
-        let top = Strip::new(u64::MAX, vec![cell(1, 1)]).expect("valid");
+        let top = River::new(u64::MAX, vec![cell(1, 1)]).expect("valid");
         assert_eq!(nimber(&top), u64::MAX - 1);
-        assert_eq!(top.moves().take(2).collect::<Vec<_>>(), vec![cell(2, 1), cell(3, 1)]);
+        assert_eq!(top.moves().iter().take(2).collect::<Vec<_>>(), vec![cell(2, 1), cell(3, 1)]);
         for target in [0, 7, u64::MAX - 2] {
             assert_reaches(&top, target);
         }
 
         // Runs near the end of u64 rows enumerate their cells without overflow.
         let near_end = Run { above: u64::MAX - 3, len: 2, top: 1, bottom: 2 };
-        assert_eq!(near_end.free_cells().collect::<Vec<_>>(), vec![cell(u64::MAX - 2, 1), cell(u64::MAX - 1, 2)]);
+        assert_eq!(free_cells(near_end), vec![cell(u64::MAX - 2, 1), cell(u64::MAX - 1, 2)]);
         let tail = Run { above: u64::MAX - 1, len: 1, top: 2, bottom: 0 };
-        assert_eq!(tail.free_cells().collect::<Vec<_>>(), vec![cell(u64::MAX, 2)]);
-        let same = Strip::new(u64::MAX, vec![cell(u64::MAX, 2), cell(1, 2)]).expect("valid");
+        assert_eq!(free_cells(tail), vec![cell(u64::MAX, 2)]);
+        let same = River::new(u64::MAX, vec![cell(u64::MAX, 2), cell(1, 2)]).expect("valid");
         assert_eq!(nimber(&same), 1);
         assert_reaches(&same, 0);
         assert!(!same.is_free(cell(u64::MAX - 1, 1)) && same.is_free(cell(u64::MAX - 1, 2)));
-        assert_eq!(same.play(&cell(u64::MAX - 1, 1)), same, "a forbidden cell changes nothing");
-        let crossed = Strip::new(u64::MAX, vec![cell(u64::MAX, 1), cell(1, 2)]).expect("valid");
+        assert!(!same.is_legal(&cell(u64::MAX - 1, 1)), "a forbidden cell");
+        let crossed = River::new(u64::MAX, vec![cell(u64::MAX, 1), cell(1, 2)]).expect("valid");
         assert_eq!(nimber(&crossed), 0, "u64::MAX - 2 untouched rows between crossed ends");
         assert_reaches(&crossed, 1);
-        assert_eq!(crossed.move_to(Value::Nimber(2), &mut Solver::in_memory()), Ok(None));
+        assert_eq!(crossed.first_move_to(2, &mut SearchContext::in_memory()), Ok(None));
     }
 
     #[test]
@@ -905,8 +855,8 @@ mod tests {
         // 100 000 cells spread over the whole u64 range, alternating columns at every second gap.
         let gap = u64::MAX / MAX_RECLAIMED as u64;
         let cells: Vec<Cell> =
-            (0..MAX_RECLAIMED as u64).rev().map(|i| cell(1 + i * gap + i % 3, 1 + (i / 2 % 2) as u8)).collect();
-        let strip = Strip::new(u64::MAX, cells).expect("valid");
+            (0..MAX_RECLAIMED as u64).rev().map(|i| cell(1 + i * gap + i % 3, 1 + i / 2 % 2)).collect();
+        let strip = River::new(u64::MAX, cells).expect("valid");
         let value = nimber(&strip);
         assert!(strip.reclaimed().windows(2).all(|w| w[0].row < w[1].row));
         for target in [0, 1, value / 3, value.saturating_sub(1)] {

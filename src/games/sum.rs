@@ -1,8 +1,91 @@
 //! Disjunctive sums: a move is a move in exactly one component; the value is the XOR of the
 //! components' nimbers (Sprague–Grundy), with the cutting game's finished / won-at-once states
-//! absorbing the rest (see [`Value::plus`]).
+//! absorbing the rest (see [`SumValue::plus`]).
 
-use super::{count_moves_by_search, moves_by_search, Game, Interrupted, Move, Position, Solver, Value};
+use super::{
+    display_setup_error, moves_to_by_search, FieldPath, Game, Interrupted, Move, MoveSet, Nimber, Outcome, Position,
+    SearchContext, SetupError, Value,
+};
+
+/// The value of a position in which the cutting game may appear: a nimber, or one of the two
+/// states the cutting game's literal rule ("whoever cuts out a 1×1 piece wins") adds. Those are not
+/// normal-play values: they absorb everything in a sum. Only the cutting game, sums and [`Position`]
+/// use this type; every other game's value is a plain [`Nimber`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SumValue {
+    /// A normal-play position with this Grundy value (nimber).
+    Nimber(Nimber),
+    /// The game is over: a 1×1 piece has been cut out, the player to move has lost.
+    Finished,
+    /// The player to move wins at once by cutting out a 1×1 piece.
+    WinsAtOnce,
+}
+
+impl SumValue {
+    /// The value of the disjunctive sum of two positions: a finished game ends the sum, an
+    /// immediate win wins the sum, otherwise nimbers add by XOR.
+    pub fn plus(self, other: SumValue) -> SumValue {
+        match (self, other) {
+            (SumValue::Finished, _) | (_, SumValue::Finished) => SumValue::Finished,
+            (SumValue::WinsAtOnce, _) | (_, SumValue::WinsAtOnce) => SumValue::WinsAtOnce,
+            (SumValue::Nimber(a), SumValue::Nimber(b)) => SumValue::Nimber(a ^ b),
+        }
+    }
+}
+
+impl Value for SumValue {
+    fn outcome(self) -> Outcome {
+        match self {
+            SumValue::Nimber(0) | SumValue::Finished => Outcome::PreviousPlayerWins,
+            SumValue::Nimber(_) | SumValue::WinsAtOnce => Outcome::NextPlayerWins,
+        }
+    }
+
+    /// A nimber 0, or the finished game for a position won at once.
+    fn winning_target(self) -> Option<Self> {
+        match self {
+            SumValue::Nimber(0) | SumValue::Finished => None,
+            SumValue::Nimber(_) => Some(SumValue::Nimber(0)),
+            SumValue::WinsAtOnce => Some(SumValue::Finished),
+        }
+    }
+
+    fn nimber(self) -> Option<Nimber> {
+        match self {
+            SumValue::Nimber(g) => Some(g),
+            SumValue::Finished | SumValue::WinsAtOnce => None,
+        }
+    }
+}
+
+/// The value of a game that may be a component of a sum: it widens to a [`SumValue`], and a sum's
+/// target narrows to it where the game can reach it.
+pub trait ComponentValue: Value {
+    /// This value as a sum's value.
+    fn widen(self) -> SumValue;
+    /// The value of this game that `value` is, if any.
+    fn narrow(value: SumValue) -> Option<Self>;
+}
+
+impl ComponentValue for Nimber {
+    fn widen(self) -> SumValue {
+        SumValue::Nimber(self)
+    }
+
+    fn narrow(value: SumValue) -> Option<Self> {
+        value.nimber()
+    }
+}
+
+impl ComponentValue for SumValue {
+    fn widen(self) -> SumValue {
+        self
+    }
+
+    fn narrow(value: SumValue) -> Option<Self> {
+        Some(value)
+    }
+}
 
 /// The most components a sum may have, after flattening.
 pub const MAX_COMPONENTS: usize = 10_000;
@@ -14,22 +97,26 @@ pub const MAX_DEPTH: usize = 32;
 pub enum SumError {
     /// More components than [`MAX_COMPONENTS`] after flattening.
     TooManyComponents(usize),
-    /// Sums nested deeper than [`MAX_DEPTH`].
+    /// A sum nested in [`MAX_DEPTH`] sums or more.
     TooDeep,
 }
 
-impl std::fmt::Display for SumError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl SetupError for SumError {
+    fn field(&self) -> FieldPath {
+        FieldPath::field("components")
+    }
+
+    fn problem(&self, _name: &dyn Fn(&FieldPath) -> String) -> String {
         match self {
             SumError::TooManyComponents(count) => {
-                write!(f, "sum.components has {count} components after flattening; the limit is {MAX_COMPONENTS}")
+                format!("has {count} components after flattening; the limit is {MAX_COMPONENTS}")
             }
-            SumError::TooDeep => write!(f, "sum.components nests sums deeper than the limit of {MAX_DEPTH}"),
+            SumError::TooDeep => format!("nests sums deeper than the limit of {MAX_DEPTH}"),
         }
     }
 }
 
-impl std::error::Error for SumError {}
+display_setup_error!(SumError);
 
 /// A disjunctive sum of positions, none of which is itself a sum.
 #[derive(Clone, Debug)]
@@ -38,7 +125,7 @@ pub struct Sum {
 }
 
 /// A move in one component of a sum.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SumMove {
     /// Which component (0-based index into [`Sum::components`]).
     pub component: usize,
@@ -47,8 +134,12 @@ pub struct SumMove {
 }
 
 impl Sum {
-    /// The sum of `components`, nested sums flattened in order.
-    pub fn new(components: Vec<Position>) -> Result<Self, SumError> {
+    /// The sum of `components`, nested sums flattened in order; `depth` is how many sums enclose
+    /// this one where it was given (0 for a sum at the top).
+    pub fn new(components: Vec<Position>, depth: usize) -> Result<Self, SumError> {
+        if depth >= MAX_DEPTH {
+            return Err(SumError::TooDeep);
+        }
         let mut flat = Vec::with_capacity(components.len());
         for component in components {
             match component {
@@ -67,7 +158,7 @@ impl Sum {
         &self.components
     }
 
-    fn component_values(&self, solver: &mut Solver) -> Result<Vec<Value>, Interrupted> {
+    fn component_values(&self, solver: &mut SearchContext) -> Result<Vec<SumValue>, Interrupted> {
         self.components.iter().map(|component| component.value(solver)).collect()
     }
 
@@ -75,24 +166,24 @@ impl Sum {
     /// (`None` where no move in it can), given the components' `values`; `None` overall when one
     /// component value does not determine it (a sum already won at once staying won at once), which
     /// callers answer by search.
-    fn component_targets(values: &[Value], target: Value) -> Option<Vec<Option<Value>>> {
+    fn component_targets(values: &[SumValue], target: SumValue) -> Option<Vec<Option<SumValue>>> {
         // others[i]: the sum of every component but i, from prefix and suffix sums.
-        let mut suffix = vec![Value::Nimber(0); values.len() + 1];
+        let mut suffix = vec![SumValue::Nimber(0); values.len() + 1];
         for i in (0..values.len()).rev() {
             suffix[i] = values[i].plus(suffix[i + 1]);
         }
-        let mut prefix = Value::Nimber(0);
+        let mut prefix = SumValue::Nimber(0);
         let mut targets = Vec::with_capacity(values.len());
         for (i, &value) in values.iter().enumerate() {
             let others = prefix.plus(suffix[i + 1]);
             prefix = prefix.plus(value);
             targets.push(match (others, target) {
-                (Value::Finished, _) => None,
-                (Value::Nimber(o), Value::Nimber(t)) => Some(Value::Nimber(o ^ t)),
-                (Value::WinsAtOnce, Value::Nimber(_)) => None,
-                (_, Value::Finished) => Some(Value::Finished),
-                (Value::Nimber(_), Value::WinsAtOnce) => Some(Value::WinsAtOnce),
-                (Value::WinsAtOnce, Value::WinsAtOnce) => return None,
+                (SumValue::Finished, _) => None,
+                (SumValue::Nimber(o), SumValue::Nimber(t)) => Some(SumValue::Nimber(o ^ t)),
+                (SumValue::WinsAtOnce, SumValue::Nimber(_)) => None,
+                (_, SumValue::Finished) => Some(SumValue::Finished),
+                (SumValue::Nimber(_), SumValue::WinsAtOnce) => Some(SumValue::WinsAtOnce),
+                (SumValue::WinsAtOnce, SumValue::WinsAtOnce) => return None,
             });
         }
         Some(targets)
@@ -101,82 +192,63 @@ impl Sum {
 
 impl Game for Sum {
     type Move = SumMove;
+    type Value = SumValue;
 
-    fn value(&self, solver: &mut Solver) -> Result<Value, Interrupted> {
+    fn value(&self, solver: &mut SearchContext) -> Result<SumValue, Interrupted> {
         let values = self.component_values(solver)?;
-        Ok(values.into_iter().fold(Value::Nimber(0), Value::plus))
+        Ok(values.into_iter().fold(SumValue::Nimber(0), SumValue::plus))
     }
 
     /// The components' moves in component order; none once a component's game is over.
-    fn moves(&self) -> Box<dyn Iterator<Item = SumMove> + '_> {
-        if self.components.iter().any(Position::is_finished) {
-            return Box::new(std::iter::empty());
+    fn moves(&self) -> MoveSet<SumMove> {
+        let mut moves = MoveSet::empty();
+        if !self.components.iter().any(Position::is_finished) {
+            for (component, position) in self.components.iter().enumerate() {
+                moves.append(position.moves().map(move |mv| SumMove { component, mv: Box::new(mv) }));
+            }
         }
-        Box::new(
-            self.components.iter().enumerate().flat_map(|(component, position)| {
-                position.moves().map(move |mv| SumMove { component, mv: Box::new(mv) })
-            }),
-        )
+        moves
     }
 
-    fn play(&self, mv: &SumMove) -> Self {
+    fn is_legal(&self, mv: &SumMove) -> bool {
+        !self.components.iter().any(Position::is_finished)
+            && self.components.get(mv.component).is_some_and(|position| position.is_legal(&mv.mv))
+    }
+
+    fn play_unchecked(&self, mv: &SumMove) -> Self {
+        debug_assert!(self.is_legal(mv), "{mv:?} is not legal in {self:?}");
         let mut components = self.components.clone();
-        components[mv.component] = components[mv.component].play(&mv.mv);
+        components[mv.component] = components[mv.component].play_unchecked(&mv.mv);
         Self { components }
     }
 
-    fn move_count(&self) -> u128 {
-        if self.components.iter().any(Position::is_finished) {
-            return 0;
-        }
-        self.components.iter().map(Position::move_count).fold(0, u128::saturating_add)
-    }
-
-    fn count_moves_to(&self, target: Value, solver: &mut Solver) -> Result<u128, Interrupted> {
-        let values = self.component_values(solver)?;
-        let Some(targets) = Self::component_targets(&values, target) else {
-            return count_moves_by_search(self, target, solver);
-        };
-        let mut count = 0u128;
-        for (position, wanted) in self.components.iter().zip(targets) {
-            if let Some(wanted) = wanted {
-                count = count.saturating_add(position.count_moves_to(wanted, solver)?);
-            }
-        }
-        Ok(count)
-    }
-
     /// A move to `target` changes one component: for a nimber target, the component whose nimber
-    /// `v` must become `v ⊕ total ⊕ target`; for a finished target, a component won at once.
-    fn moves_to(
-        &self,
-        target: Value,
-        skip: u128,
-        limit: usize,
-        solver: &mut Solver,
-    ) -> Result<Vec<SumMove>, Interrupted> {
+    /// `v` must become `v ⊕ total ⊕ target`; for a finished target, a component won at once. So the
+    /// set is the concatenation of the components' sets for those values.
+    fn moves_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<MoveSet<SumMove>, Interrupted> {
         let values = self.component_values(solver)?;
         let Some(targets) = Self::component_targets(&values, target) else {
-            return moves_by_search(self, target, skip, limit, solver);
+            return moves_to_by_search(self, target, solver);
         };
-        let mut found = Vec::new();
-        let mut skip = skip;
+        let mut moves = MoveSet::empty();
         for (component, (position, wanted)) in self.components.iter().zip(targets).enumerate() {
-            let Some(wanted) = wanted else { continue };
-            if found.len() >= limit {
-                break;
+            if let Some(wanted) = wanted {
+                moves.append(position.moves_to(wanted, solver)?.map(move |mv| SumMove { component, mv: Box::new(mv) }));
             }
-            if skip > 0 {
-                let here = position.count_moves_to(wanted, solver)?;
-                if here <= skip {
-                    skip -= here;
-                    continue;
-                }
-            }
-            let moves = position.moves_to(wanted, skip, limit - found.len(), solver)?;
-            skip = 0;
-            found.extend(moves.into_iter().map(|mv| SumMove { component, mv: Box::new(mv) }));
         }
-        Ok(found)
+        Ok(moves)
+    }
+
+    fn first_move_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<Option<SumMove>, Interrupted> {
+        let values = self.component_values(solver)?;
+        let Some(targets) = Self::component_targets(&values, target) else {
+            return Ok(moves_to_by_search(self, target, solver)?.get(0));
+        };
+        for (component, (position, wanted)) in self.components.iter().zip(targets).enumerate() {
+            if let Some(mv) = wanted.map(|wanted| position.first_move_to(wanted, solver)).transpose()?.flatten() {
+                return Ok(Some(SumMove { component, mv: Box::new(mv) }));
+            }
+        }
+        Ok(None)
     }
 }

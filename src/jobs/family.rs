@@ -64,32 +64,34 @@ impl Item {
     }
 }
 
-fn invalid(message: String) -> InvalidArgument {
-    InvalidArgument(message)
+/// The error of the request's position in the job field `job` (e.g. `solve`): its field under
+/// `{job}.position`, its message after `{job}.position: `.
+fn in_position(job: &str, error: InvalidArgument) -> InvalidArgument {
+    InvalidArgument {
+        field: format!("{job}.position.{}", error.field),
+        message: format!("{job}.position: {}", error.message),
+    }
 }
 
 /// Validates an Explore request into its job, naming the field and the limit when it is not acceptable.
 pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidArgument> {
     if request.request_id.chars().count() > MAX_REQUEST_ID {
-        return Err(invalid(format!("request_id has more than {MAX_REQUEST_ID} characters")));
+        return Err(InvalidArgument::field("request_id", format!("has more than {MAX_REQUEST_ID} characters")));
     }
     if let Some(duration) = &request.max_duration {
         if duration.seconds < 0 || duration.nanos < 0 || (duration.seconds == 0 && duration.nanos == 0) {
-            return Err(invalid("max_duration must be positive when set".into()));
+            return Err(InvalidArgument::field("max_duration", "must be positive when set"));
         }
     }
-    let job = request
-        .job
-        .clone()
-        .ok_or_else(|| invalid("job is required: set one of solve, best_move, full_boards, sub_boards".into()))?;
+    let job = request.job.clone().ok_or_else(|| {
+        InvalidArgument::field("job", "is required: set one of solve, best_move, full_boards, sub_boards")
+    })?;
     Ok(match job {
         ProtoJob::Solve(solve) => Job::Solve(Box::new(
-            convert::position_from_proto(solve.position)
-                .map_err(|error| invalid(format!("solve.position: {}", error.0)))?,
+            convert::position_from_proto(solve.position).map_err(|error| in_position("solve", error))?,
         )),
         ProtoJob::BestMove(best) => Job::BestMove(Box::new(
-            convert::position_from_proto(best.position)
-                .map_err(|error| invalid(format!("best_move.position: {}", error.0)))?,
+            convert::position_from_proto(best.position).map_err(|error| in_position("best_move", error))?,
         )),
         ProtoJob::FullBoards(full) => {
             let rows = side_range("full_boards", "rows", full.min_rows, full.max_rows)?;
@@ -98,16 +100,19 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
         }
         ProtoJob::SubBoards(sub) => {
             let rows = sub.board.map(|board| board.rows).unwrap_or_default();
-            let board = Board::new(&rows).map_err(|error| invalid(format!("sub_boards.board: {error}")))?;
+            let board = Board::new(&rows).map_err(|error| InvalidArgument::setup("sub_boards.board", &error))?;
             let free = free_cells(&board).len();
             let max_blocked = (sub.max_blocked as usize).min(free);
             let family = family_size(free, max_blocked);
             if family > MAX_SUB_BOARDS {
-                return Err(invalid(format!(
-                    "sub_boards has {} boards (blocking up to {} of {free} free cells); the limit is {MAX_SUB_BOARDS}",
-                    if family == u64::MAX { "more than 2^64".to_string() } else { family.to_string() },
-                    sub.max_blocked
-                )));
+                return Err(InvalidArgument::field(
+                    "sub_boards",
+                    format!(
+                        "has {} boards (blocking up to {} of {free} free cells); the limit is {MAX_SUB_BOARDS}",
+                        if family == u64::MAX { "more than 2^64".to_string() } else { family.to_string() },
+                        sub.max_blocked
+                    ),
+                ));
             }
             Job::Family(Family::SubBoards { board: Box::new(board), max_blocked })
         }
@@ -118,13 +123,17 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
 fn side_range(family: &str, side: &str, min: u32, max: u32) -> Result<(usize, usize), InvalidArgument> {
     let (min, max) = (min.max(1) as usize, max as usize);
     if max == 0 {
-        return Err(invalid(format!("{family}.max_{side} is required (1 to {MAX_SIDE})")));
+        return Err(InvalidArgument::field(format!("{family}.max_{side}"), format!("is required (1 to {MAX_SIDE})")));
     }
     if max > MAX_SIDE {
-        return Err(invalid(format!("{family}.max_{side} is {max}; the limit is {MAX_SIDE}")));
+        return Err(InvalidArgument::field(
+            format!("{family}.max_{side}"),
+            format!("is {max}; the limit is {MAX_SIDE}"),
+        ));
     }
     if min > max {
-        return Err(invalid(format!("{family}.min_{side} ({min}) exceeds {family}.max_{side} ({max})")));
+        let problem = format!("({min}) exceeds {family}.max_{side} ({max})");
+        return Err(InvalidArgument::field(format!("{family}.min_{side}"), problem));
     }
     Ok((min, max))
 }
@@ -333,7 +342,7 @@ mod tests {
             job: Some(ProtoJob::FullBoards(proto::FullBoards { max_rows, max_columns: 3, ..Default::default() })),
             ..Default::default()
         };
-        let error = job_from_request(&full(17)).unwrap_err().0;
+        let error = job_from_request(&full(17)).unwrap_err().message;
         assert!(error.contains("full_boards.max_rows") && error.contains("16"), "{error}");
         assert!(job_from_request(&full(16)).is_ok());
         let sub = proto::ExploreRequest {
@@ -343,7 +352,7 @@ mod tests {
             })),
             ..Default::default()
         };
-        let error = job_from_request(&sub).unwrap_err().0;
+        let error = job_from_request(&sub).unwrap_err().message;
         assert!(error.contains("sub_boards") && error.contains("1000000"), "{error}");
     }
 }

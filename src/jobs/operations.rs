@@ -16,7 +16,7 @@ use crate::proto;
 /// The status of a job error.
 fn to_status(error: JobsError) -> Status {
     match error {
-        JobsError::InvalidArgument(message) => Status::invalid_argument(message),
+        JobsError::InvalidArgument(error) => error.into_status(),
         JobsError::NotFound(message) => Status::not_found(message),
         JobsError::FailedPrecondition(message) => Status::failed_precondition(message),
         JobsError::ResourceExhausted(message) => Status::resource_exhausted(message),

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant, SystemTime};
 use super::family::{self, Family, Job};
 use super::{is_final, status, JobRecord, JobStore, StoreResult};
 use crate::cache::lock;
-use crate::convert;
-use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, Solver, Stats};
+use crate::convert::{self, InvalidArgument};
+use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, SearchContext, Stats, Value};
 use crate::google::longrunning::Operation;
 use crate::proto::{self, explore_result::Answer, ExploreState};
 
@@ -54,8 +54,8 @@ impl Default for JobsConfig {
 /// Why a job call failed.
 #[derive(Debug)]
 pub enum JobsError {
-    /// The request is not acceptable (the message names the field and the limit).
-    InvalidArgument(String),
+    /// The request is not acceptable (names the field and the limit).
+    InvalidArgument(InvalidArgument),
     /// No operation has this name.
     NotFound(String),
     /// The operation is not in a state that allows the call.
@@ -291,7 +291,7 @@ impl Runner {
     /// Validates and creates a job (or finds the one of the same `request_id`) and queues it.
     /// Blocking: call from a blocking thread.
     pub fn submit(&self, request: proto::ExploreRequest) -> Result<Operation, JobsError> {
-        family::job_from_request(&request).map_err(|error| JobsError::InvalidArgument(error.0))?;
+        family::job_from_request(&request).map_err(JobsError::InvalidArgument)?;
         let shared = &self.shared;
         let _transition = lock(&shared.transitions);
         if !request.request_id.is_empty() {
@@ -382,7 +382,10 @@ impl Runner {
         let start = match page_token {
             "" => 0,
             token => token.parse::<u64>().ok().filter(|&start| start <= total).ok_or_else(|| {
-                JobsError::InvalidArgument(format!("page_token {token:?} is not a next_page_token this server gave"))
+                JobsError::InvalidArgument(InvalidArgument::field(
+                    "page_token",
+                    format!("{token:?} is not a next_page_token this server gave"),
+                ))
             })?,
         };
         let page_size = if page_size == 0 { DEFAULT_ROWS_PAGE } else { page_size.min(MAX_ROWS_PAGE) };
@@ -415,8 +418,9 @@ impl Runner {
         page_token: &str,
     ) -> Result<(Vec<Operation>, String), JobsError> {
         if !page_token.is_empty() && !is_name(page_token) {
-            return Err(JobsError::InvalidArgument(format!(
-                "page_token {page_token:?} is not a next_page_token this server gave"
+            return Err(JobsError::InvalidArgument(InvalidArgument::field(
+                "page_token",
+                format!("{page_token:?} is not a next_page_token this server gave"),
             )));
         }
         let page_size = if page_size == 0 { DEFAULT_PAGE } else { page_size.min(MAX_PAGE) };
@@ -583,14 +587,14 @@ impl Shared {
         request: &proto::ExploreRequest,
         live: &Live,
     ) -> Result<proto::ExploreResult, Stopped> {
-        let job = family::job_from_request(request).map_err(|error| Stopped::Invalid(error.0))?;
+        let job = family::job_from_request(request).map_err(|error| Stopped::Invalid(error.message))?;
         let elapsed_before = live.elapsed_before;
         let deadline = request
             .max_duration
             .and_then(|limit| Duration::try_from(limit).ok())
             .map(|limit| Instant::now() + limit.saturating_sub(elapsed_before));
         let memo = CountingMemo { inner: &*self.memo, live };
-        let mut solver = Solver::new(Budget::new(deadline, live.cancel.clone()), &memo);
+        let mut solver = SearchContext::new(Budget::new(deadline, live.cancel.clone()), &memo);
         solver.table_limit = self.config.table_limit;
         let base_positions = live.positions_computed.load(Ordering::Relaxed);
         let add_stats =
@@ -614,7 +618,7 @@ impl Shared {
                     outcome: convert::outcome_to_proto(value) as i32,
                     grundy: value.nimber(),
                     r#move: mv.as_ref().map(convert::move_to_proto),
-                    after: mv.map(|mv| convert::position_to_proto(&position.play(&mv))),
+                    after: mv.map(|mv| convert::position_to_proto(&position.play_unchecked(&mv))),
                     stats: Some(convert::stats_to_proto(solver.stats, started.elapsed())),
                 })
             }
@@ -637,7 +641,7 @@ impl Shared {
         &self,
         name: &str,
         family: &Family,
-        solver: &mut Solver,
+        solver: &mut SearchContext,
         live: &Live,
         add_stats: &dyn Fn(Stats),
     ) -> Result<(Vec<proto::ExploreRow>, u64), Stopped> {

@@ -7,7 +7,7 @@ use super::bits::{memo_key, Canonical, Placements};
 use super::strip::Strip;
 use super::table::Table;
 use super::window::{transpose, Window};
-use crate::games::{GameTag, Interrupted, Solver};
+use crate::games::{GameTag, Interrupted, SearchContext};
 
 /// Components with at least this many placements are looked up in the persistent memo (smaller
 /// ones take less time to solve than to look up); top-level components always are.
@@ -378,14 +378,14 @@ pub fn value_without_search(set: Placements, lookup: &dyn Fn(&[u8]) -> Option<u6
 /// symmetries. What is learnt (exact values, values some option is known to have) is kept per
 /// canonical component.
 pub struct Engine<'s, 'a> {
-    solver: &'s mut Solver<'a>,
+    solver: &'s mut SearchContext<'a>,
     tables: Tables,
     nodes: u64,
 }
 
 impl<'s, 'a> Engine<'s, 'a> {
     /// An engine that knows nothing yet.
-    pub fn new(solver: &'s mut Solver<'a>) -> Self {
+    pub fn new(solver: &'s mut SearchContext<'a>) -> Self {
         Engine { solver, tables: Tables::default(), nodes: 0 }
     }
 

@@ -32,11 +32,9 @@ mod strip;
 mod table;
 mod window;
 
-use std::fmt;
-
 use self::bits::{Placements, GRID};
 use self::engine::Engine;
-use super::{Game, Interrupted, Solver, Value};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 
 /// The most rows (and columns) a board may have, unless it is thin.
 pub const MAX_SIDE: usize = 16;
@@ -79,28 +77,36 @@ pub enum TetrisError {
     },
 }
 
-impl fmt::Display for TetrisError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl SetupError for TetrisError {
+    fn field(&self) -> FieldPath {
+        let rows = FieldPath::field("rows");
+        match *self {
+            TetrisError::Empty | TetrisError::TooManyRows { .. } => rows,
+            TetrisError::TooManyColumns { .. } => rows.at(0),
+            TetrisError::RaggedRow { row, .. } | TetrisError::BadCell { row, .. } => rows.at(row),
+        }
+    }
+
+    fn problem(&self, name: &dyn Fn(&FieldPath) -> String) -> String {
         match self {
-            TetrisError::Empty => write!(f, "tetris.rows is empty; a board needs at least one cell"),
+            TetrisError::Empty => "is empty; a board needs at least one cell".into(),
             TetrisError::TooManyRows { rows } => {
-                write!(f, "tetris.rows has {rows} rows; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 cells wide)")
+                format!("has {rows} rows; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 cells wide)")
             }
-            TetrisError::TooManyColumns { columns } => {
-                write!(f, "tetris.rows[0] has {columns} columns; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 rows high)")
-            }
-            TetrisError::RaggedRow { row, length, expected } => {
-                write!(f, "tetris.rows[{row}] has {length} columns but tetris.rows[0] has {expected}")
-            }
-            TetrisError::BadCell { row, column, found } => write!(
-                f,
-                "tetris.rows[{row}] column {column} is {found:?}; expected '0' or '.' (free), '1' or '#' (blocked)"
+            TetrisError::TooManyColumns { columns } => format!(
+                "has {columns} columns; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 rows high)"
             ),
+            TetrisError::RaggedRow { length, expected, .. } => {
+                format!("has {length} columns but {} has {expected}", name(&FieldPath::field("rows").at(0)))
+            }
+            TetrisError::BadCell { column, found, .. } => {
+                format!("column {column} is {found:?}; expected '0' or '.' (free), '1' or '#' (blocked)")
+            }
         }
     }
 }
 
-impl std::error::Error for TetrisError {}
+display_setup_error!(TetrisError);
 
 /// A board: a rectangle of free and blocked cells, at most 16×16, or a thin board (one or two
 /// cells across) at most [`MAX_THIN_LENGTH`] long.
@@ -147,7 +153,8 @@ impl Line {
 }
 
 /// A move: the 1-based row and column of the top-left cell of a 2×2 square on four free cells.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Moves order by row, then column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Placement {
     /// The 1-based row of the top-left cell.
     pub row: usize,
@@ -246,7 +253,7 @@ impl Board {
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             let placement = line.placement(i);
-            let after = self.play(&placement).line().map_or(0, Line::value);
+            let after = self.play_unchecked(&placement).line().map_or(0, Line::value);
             if after == target {
                 return Some(placement);
             }
@@ -299,24 +306,35 @@ impl Board {
 
 impl Game for Board {
     type Move = Placement;
+    type Value = Nimber;
 
-    fn value(&self, solver: &mut Solver) -> Result<Value, Interrupted> {
+    fn value(&self, solver: &mut SearchContext) -> Result<Nimber, Interrupted> {
         if let Some(line) = self.line() {
-            return Ok(Value::Nimber(line.value()));
+            return Ok(line.value());
         }
         let mut engine = Engine::new(solver);
-        Ok(Value::Nimber(engine.value_of_board(self.placements())?))
+        engine.value_of_board(self.placements())
     }
 
-    fn moves(&self) -> Box<dyn Iterator<Item = Placement> + '_> {
-        if let Some(line) = self.line() {
-            let bits = (0..64).filter(move |i| line.placements >> i & 1 == 1);
-            return Box::new(bits.map(move |i| line.placement(i)));
-        }
-        Box::new(self.placements().iter().map(|p| Placement { row: p / 16 + 1, column: p % 16 + 1 }))
+    fn moves(&self) -> MoveSet<Placement> {
+        let placements = match self.line() {
+            Some(line) => (0..64).filter(|i| line.placements >> i & 1 == 1).map(|i| line.placement(i)).collect(),
+            None => self.placements().iter().map(|p| Placement { row: p / 16 + 1, column: p % 16 + 1 }).collect(),
+        };
+        MoveSet::listed(placements)
     }
 
-    fn play(&self, mv: &Placement) -> Board {
+    /// Whether the square's four cells are on the board and free.
+    fn is_legal(&self, mv: &Placement) -> bool {
+        let (row, column) = (mv.row, mv.column);
+        [(row, column), (row, column + 1), (row + 1, column), (row + 1, column + 1)]
+            .into_iter()
+            .all(|(r, c)| self.is_free(r, c))
+    }
+
+    /// The board with the square's cells blocked.
+    fn play_unchecked(&self, mv: &Placement) -> Board {
+        debug_assert!(self.is_legal(mv), "{mv:?} is not legal in {self:?}");
         let mut next = self.clone();
         for r in mv.row..=mv.row.saturating_add(1) {
             for c in mv.column..=mv.column.saturating_add(1) {
@@ -328,10 +346,8 @@ impl Game for Board {
         next
     }
 
-    fn move_to(&self, target: Value, solver: &mut Solver) -> Result<Option<Placement>, Interrupted> {
-        let Value::Nimber(target) = target else {
-            return Ok(None);
-        };
+    /// Stops at the first placement found, evaluating only the component it is in.
+    fn first_move_to(&self, target: Nimber, solver: &mut SearchContext) -> Result<Option<Placement>, Interrupted> {
         if let Some(line) = self.line() {
             return Ok(self.line_move_to(line, target));
         }
@@ -340,16 +356,17 @@ impl Game for Board {
         self.placement_to(target, &parts, total, &mut engine)
     }
 
-    fn best_move(&self, solver: &mut Solver) -> Result<(Value, Option<Placement>), Interrupted> {
+    /// Computes the components' values once, for the value and the winning placement both.
+    fn best_move(&self, solver: &mut SearchContext) -> Result<(Nimber, Option<Placement>), Interrupted> {
         if let Some(line) = self.line() {
             let total = line.value();
-            let mv = if total == 0 { self.moves().next() } else { self.line_move_to(line, 0) };
-            return Ok((Value::Nimber(total), mv));
+            let mv = if total == 0 { self.moves().get(0) } else { self.line_move_to(line, 0) };
+            return Ok((total, mv));
         }
         let mut engine = Engine::new(solver);
         let (parts, total) = self.component_values(&mut engine)?;
-        let mv = if total == 0 { self.moves().next() } else { self.placement_to(0, &parts, total, &mut engine)? };
-        Ok((Value::Nimber(total), mv))
+        let mv = if total == 0 { self.moves().get(0) } else { self.placement_to(0, &parts, total, &mut engine)? };
+        Ok((total, mv))
     }
 }
 

@@ -8,7 +8,7 @@ use super::bits::{transpose, Canonical, Placements};
 use super::strip::Strip;
 use super::window::{self, Window};
 use super::*;
-use crate::games::{Budget, GameTag, Memo, NoMemo, Outcome};
+use crate::games::{Budget, GameTag, Memo, NoMemo, Outcome, Value};
 use crate::random::SplitMix;
 use crate::testing::BoardBruteForce as BruteForce;
 
@@ -29,7 +29,7 @@ fn full(height: usize, width: usize) -> Board {
 }
 
 fn value(board: &Board) -> u64 {
-    let mut solver = Solver::in_memory();
+    let mut solver = SearchContext::in_memory();
     board.value(&mut solver).expect("no deadline").nimber().expect("normal play")
 }
 
@@ -240,9 +240,9 @@ fn full_two_row_boards_are_octal_0137_and_three_rows_match() {
 #[test]
 fn hdu_1760_samples() {
     let first = full(4, 4);
-    assert_eq!(first.value(&mut Solver::in_memory()).map(Value::outcome), Ok(Outcome::NextPlayerWins));
+    assert_eq!(first.value(&mut SearchContext::in_memory()).map(Value::outcome), Ok(Outcome::NextPlayerWins));
     let second = board(&["0000", "0010", "0100", "0000"]);
-    assert_eq!(second.value(&mut Solver::in_memory()).map(Value::outcome), Ok(Outcome::PreviousPlayerWins));
+    assert_eq!(second.value(&mut SearchContext::in_memory()).map(Value::outcome), Ok(Outcome::PreviousPlayerWins));
 }
 
 #[test]
@@ -255,24 +255,24 @@ fn best_move_and_move_to_reach_their_targets() {
         boards.push(Board::new(&rows_of(height, width, free)).expect("generated boards are valid"));
     }
     for board in boards {
-        let mut solver = Solver::in_memory();
+        let mut solver = SearchContext::in_memory();
         let (v, mv) = board.best_move(&mut solver).expect("no deadline");
         let g = v.nimber().expect("normal play");
-        assert_eq!(Value::Nimber(g), board.value(&mut solver).expect("no deadline"));
+        assert_eq!(g, board.value(&mut solver).expect("no deadline"));
         match mv {
-            None => assert_eq!(board.moves().count(), 0),
+            None => assert_eq!(board.moves().len(), 0),
             Some(mv) => {
-                assert!(board.moves().any(|m| m == mv));
-                let after = value(&board.play(&mv));
+                assert!(board.moves().iter().any(|m| m == mv));
+                let after = value(&board.play_unchecked(&mv));
                 if g != 0 {
                     assert_eq!(after, 0, "winning move {mv:?} on {:?}", board.rows());
                 }
             }
         }
         for target in 0..g {
-            let mv = board.move_to(Value::Nimber(target), &mut solver).expect("no deadline");
+            let mv = board.first_move_to(target, &mut solver).expect("no deadline");
             let mv = mv.expect("every smaller value is an option");
-            assert_eq!(value(&board.play(&mv)), target);
+            assert_eq!(value(&board.play_unchecked(&mv)), target);
         }
     }
 }
@@ -382,16 +382,17 @@ fn strip_canonical_form_is_shared_by_all_images() {
 #[test]
 fn moves_are_row_major_and_play_blocks_the_square() {
     let b = board(&["000", "000", "001"]);
-    let moves: Vec<Placement> = b.moves().collect();
+    let moves: Vec<Placement> = b.moves().iter().collect();
     let expected = [(1, 1), (1, 2), (2, 1)].map(|(row, column)| Placement { row, column });
     assert_eq!(moves, expected);
-    let after = b.play(&Placement { row: 1, column: 2 });
+    let after = b.play_unchecked(&Placement { row: 1, column: 2 });
     assert_eq!(after.rows(), ["011", "011", "001"]);
     assert_eq!((after.height(), after.width()), (3, 3));
     assert!(after.is_free(1, 1) && !after.is_free(1, 2) && !after.is_free(4, 1));
     assert_eq!(board(&["..#", "#.."]).rows(), ["001", "100"]);
-    // Squares off the board block nothing.
-    assert_eq!(b.play(&Placement { row: usize::MAX, column: 3 }), b);
+    // Squares off the board are not legal.
+    assert!(!b.is_legal(&Placement { row: usize::MAX, column: 3 }));
+    assert!(!b.is_legal(&Placement { row: 2, column: 2 }));
 }
 
 #[test]
@@ -410,10 +411,10 @@ fn board_errors_name_the_field() {
     assert_eq!(Board::new(&rows(&[&long, &long])), Err(TetrisError::TooManyColumns { columns: 65 }));
     let ragged = Board::new(&rows(&["000", "000", "00"])).unwrap_err();
     assert_eq!(ragged, TetrisError::RaggedRow { row: 2, length: 2, expected: 3 });
-    assert_eq!(ragged.to_string(), "tetris.rows[2] has 2 columns but tetris.rows[0] has 3");
+    assert_eq!(ragged.to_string(), "rows[2] has 2 columns but rows[0] has 3");
     let bad = Board::new(&rows(&["000", "0x0"])).unwrap_err();
     assert_eq!(bad, TetrisError::BadCell { row: 1, column: 2, found: 'x' });
-    assert!(bad.to_string().starts_with("tetris.rows[1] column 2 is 'x'"));
+    assert!(bad.to_string().starts_with("rows[1] column 2 is 'x'"));
     assert!(TetrisError::TooManyRows { rows: 17 }.to_string().contains("limit is 16"));
     assert!(Board::new(&rows(&["0"; 16])).is_ok());
 }
@@ -438,19 +439,19 @@ impl Memo for FakeMemo {
 fn persistent_memo_makes_a_second_solve_free_and_deadlines_interrupt() {
     let memo = FakeMemo::default();
     let board = full(7, 7);
-    let mut first = Solver::new(Budget::unlimited(), &memo);
+    let mut first = SearchContext::new(Budget::unlimited(), &memo);
     let v = board.value(&mut first).expect("no deadline");
     assert!(first.stats.positions_computed > 0);
     assert!(!memo.0.lock().expect("not poisoned").is_empty());
-    assert_eq!(v, Value::Nimber(value(&board)));
+    assert_eq!(v, value(&board));
 
-    let mut second = Solver::new(Budget::unlimited(), &memo);
+    let mut second = SearchContext::new(Budget::unlimited(), &memo);
     assert_eq!(board.value(&mut second), Ok(v));
     assert_eq!(second.stats.positions_computed, 0);
     assert!(second.stats.cache_hits > 0);
 
     let expired = Budget::new(Some(Instant::now()), Default::default());
-    let mut late = Solver::new(expired, &NoMemo);
+    let mut late = SearchContext::new(expired, &NoMemo);
     assert_eq!(full(10, 10).value(&mut late), Err(Interrupted::DeadlineExceeded));
 }
 
@@ -458,9 +459,9 @@ fn persistent_memo_makes_a_second_solve_free_and_deadlines_interrupt() {
 fn a_tiny_table_limit_changes_nothing_but_the_work() {
     for (height, width) in [(7, 8), (6, 9), (5, 11)] {
         let board = full(height, width);
-        let mut roomy = Solver::in_memory();
+        let mut roomy = SearchContext::in_memory();
         let expected = board.value(&mut roomy);
-        let mut tight = Solver::in_memory();
+        let mut tight = SearchContext::in_memory();
         tight.table_limit = 200;
         assert_eq!(board.value(&mut tight), expected);
         assert!(tight.stats.positions_computed >= roomy.stats.positions_computed);
@@ -470,15 +471,15 @@ fn a_tiny_table_limit_changes_nothing_but_the_work() {
 #[test]
 fn an_interrupted_solve_resumes_from_the_memo() {
     let board = full(9, 9);
-    let mut cold = Solver::in_memory();
+    let mut cold = SearchContext::in_memory();
     let expected = board.value(&mut cold).expect("no deadline");
     let memo = FakeMemo::default();
     let soon = Budget::new(Some(Instant::now() + std::time::Duration::from_millis(20)), Default::default());
-    let mut first = Solver::new(soon, &memo);
+    let mut first = SearchContext::new(soon, &memo);
     match board.value(&mut first) {
         Err(interrupted) => {
             assert_eq!(interrupted, Interrupted::DeadlineExceeded);
-            let mut retry = Solver::new(Budget::unlimited(), &memo);
+            let mut retry = SearchContext::new(Budget::unlimited(), &memo);
             assert_eq!(board.value(&mut retry), Ok(expected));
             assert!(retry.stats.positions_computed < cold.stats.positions_computed);
             assert!(retry.stats.cache_hits > 0);
@@ -505,12 +506,14 @@ fn thin_long_boards_match_the_brute_force_both_ways_round() {
         let tall = Board::new(&turned).expect("a thin board");
         assert_eq!(value(&tall), expected, "{turned:?}");
         for board in [&wide, &tall] {
-            let legal: Vec<Placement> = board.moves().collect();
+            let legal: Vec<Placement> = board.moves().iter().collect();
             assert_eq!(legal.len(), BruteForce::new(2, length).squares().iter().filter(|&&sq| free & sq == sq).count());
-            let (total, best) = board.best_move(&mut Solver::in_memory()).unwrap();
-            assert_eq!(total, Value::Nimber(expected));
+            let (total, best) = board.best_move(&mut SearchContext::in_memory()).unwrap();
+            assert_eq!(total, expected);
             match best {
-                Some(mv) if expected != 0 => assert_eq!(value(&board.play(&mv)), 0, "{:?} {mv:?}", board.rows()),
+                Some(mv) if expected != 0 => {
+                    assert_eq!(value(&board.play_unchecked(&mv)), 0, "{:?} {mv:?}", board.rows())
+                }
                 Some(mv) => assert!(legal.contains(&mv)),
                 None => assert!(legal.is_empty()),
             }
@@ -531,8 +534,8 @@ fn boards_whose_components_are_memoized_are_valued_without_search() {
         let memo = FakeMemo::default();
         let lookup = |key: &[u8]| memo.get(GameTag::Tetris, key);
         let before = board.value_without_search(&lookup);
-        let mut solver = Solver::new(Budget::unlimited(), &memo);
-        let Value::Nimber(expected) = board.value(&mut solver).expect("no deadline") else { unreachable!() };
+        let mut solver = SearchContext::new(Budget::unlimited(), &memo);
+        let expected = board.value(&mut solver).expect("no deadline");
         // Before the solve only boards without searched components are known; after it every one is,
         // with the solve's value, and with one lookup per memoized top-level component.
         if solver.stats.positions_computed > 0 {
