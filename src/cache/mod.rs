@@ -444,7 +444,9 @@ impl Store {
 
 impl Memo for Store {
     /// The value of `key` from the first tier that has it: the in-memory table (and the write
-    /// buffer), sled, then the shared tier (a value found there is also written to sled).
+    /// buffer), sled, then the shared tier within its probe budget (a value found there is also
+    /// written to sled). Top-level values are always looked up in the shared tier, by
+    /// [`Memo::get_or_compute`] when it asks for the lease.
     fn get(&self, game: GameTag, state: &[u8]) -> Option<u64> {
         let key = store_key(game, state);
         if let Some(value) = self.shared.in_memory(&key) {
@@ -453,7 +455,7 @@ impl Memo for Store {
         if let Some(value) = self.get_local(&key) {
             return Some(value);
         }
-        let (value, cost) = self.tier.as_ref()?.get(&key)?;
+        let (value, cost) = self.tier.as_ref()?.probe(&key)?;
         self.put_local(key, value, cost);
         Some(value)
     }
