@@ -1,5 +1,12 @@
 //! The persistent memo: expensive values (canonical 2×2-placement components above all) kept in an
-//! embedded sled store, with a bounded in-memory table in front and a writer thread behind.
+//! embedded sled store, with a bounded in-memory table in front and a writer thread behind, and in
+//! a fleet a shared tier on Redis behind sled ([`SharedCache`], `--shared-cache`).
+//!
+//! # Tiers
+//! A lookup tries the in-memory table (and the write buffer), sled, then Redis, then computes; a
+//! value found in Redis is written to sled too. A computed value goes to sled and, off the request
+//! path, to Redis (see [`shared`] for the key schema there, the leases that make one replica
+//! compute a top-level value while the others wait for it, and how a dead Redis is survived).
 //!
 //! # Key schema
 //! A value's key is one game-tag byte ([`GameTag`] as `u8`, never 0) followed by the game's
@@ -32,7 +39,7 @@
 
 mod disk;
 mod format;
-mod shared;
+pub mod shared;
 mod writer;
 
 use std::collections::HashMap;

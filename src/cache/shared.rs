@@ -377,12 +377,6 @@ impl SharedCache {
             pause = (pause * 2).min(LONGEST_POLL);
         }
     }
-
-    /// Store keys in the queue (for tests of the sending).
-    #[cfg(test)]
-    fn queued(&self) -> usize {
-        lock(&self.inner.outbox).pending.len()
-    }
 }
 
 impl Drop for SharedCache {
