@@ -557,3 +557,41 @@ pub fn value_key(key: &[u8]) -> Vec<u8> {
 pub fn lease_key(key: &[u8]) -> Vec<u8> {
     [KEY_PREFIX, LEASE_INFIX, key].concat()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_and_never_show_their_credentials() {
+        let config = SharedCacheConfig::parse("redis://reader:hunter2@cache.example:6380/3").unwrap();
+        assert_eq!(config.target(), "redis://cache.example:6380/3");
+        assert!(!format!("{config:?}").contains("hunter2"));
+        let tls = SharedCacheConfig::parse("rediss://:hunter2@cache.example:6380").unwrap();
+        assert_eq!(tls.target(), "rediss://cache.example:6380/0");
+        for bad in ["cache.example:6379", "http://cache.example", "redis://:hunter2@cache.example:port", "redis://"] {
+            let error = SharedCacheConfig::parse(bad).err().unwrap_or_else(|| panic!("{bad} parsed"));
+            assert!(error.starts_with("--shared-cache"), "{error}");
+            assert!(!error.contains("hunter2"), "{error}");
+        }
+    }
+
+    #[test]
+    fn keys_are_namespaced_and_leases_apart_from_values() {
+        let key = crate::cache::store_key(crate::games::GameTag::Tetris, b"component");
+        assert_eq!(value_key(&key), b"nimber:v1:\x03component");
+        assert_eq!(lease_key(&key), b"nimber:v1:\0lease/\x03component");
+    }
+
+    /// An unreachable Redis costs one bounded call, then the tier is skipped: misses at once.
+    #[test]
+    fn an_unreachable_redis_is_a_miss_and_then_skipped() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let cache = SharedCache::start(SharedCacheConfig::parse(&format!("redis://127.0.0.1:{port}")).unwrap());
+        assert_eq!(cache.get(b"\x03key"), None);
+        assert_eq!(cache.counts().errors, 1);
+        assert_eq!(cache.get(b"\x03key"), None);
+        assert!(matches!(cache.lease(b"\x03key"), LeaseAttempt::Unavailable));
+        assert_eq!(cache.counts().errors, 1, "the tier was not skipped after the failure");
+    }
+}
