@@ -209,7 +209,7 @@ fn load(servers: Vec<String>, stop: Arc<AtomicBool>, answered: Arc<AtomicU64>) -
         let mut turn = 0usize;
         while !stop.load(Ordering::Relaxed) {
             let game = common::Game::ALL[turn % common::Game::ALL.len()];
-            let position = if turn % 7 == 0 {
+            let position = if turn.is_multiple_of(7) {
                 board(3 + turn / 7 % 5, 4 + turn / 35 % 4)
             } else {
                 common::random_position(&mut random, game)
