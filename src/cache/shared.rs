@@ -224,6 +224,8 @@ pub struct Lease<'a> {
     key: Vec<u8>,
     lease_key: Vec<u8>,
     token: String,
+    /// Whether [`Lease::finish`] released it already.
+    released: bool,
 }
 
 impl SharedCache {
@@ -337,7 +339,7 @@ impl SharedCache {
         let Some((taken, value)) = answer else { return LeaseAttempt::Unavailable };
         let lease = taken.map(|_| {
             lock(&inner.leases).insert(lease_key.clone(), token.clone());
-            Lease { inner, key: key.to_vec(), lease_key, token }
+            Lease { inner, key: key.to_vec(), lease_key, token, released: false }
         });
         if let Some((value, cost)) = inner.decode(key, value) {
             return LeaseAttempt::Found(value, cost);
@@ -393,7 +395,7 @@ impl Drop for SharedCache {
 impl Lease<'_> {
     /// Ends the work: writes the value and releases the lease in one round trip, so that replicas
     /// waiting for it find the value before they could take the lease.
-    pub fn finish(self, value: u64, cost: u64) {
+    pub fn finish(mut self, value: u64, cost: u64) {
         let inner = self.inner;
         lock(&inner.leases).remove(&self.lease_key);
         let encoded = encode_value(&self.key, value, cost);
@@ -403,7 +405,7 @@ impl Lease<'_> {
             pipe.cmd("EVAL").arg(RELEASE_SCRIPT).arg(1).arg(&self.lease_key).arg(&self.token).ignore();
             pipe.query::<()>(con)
         });
-        std::mem::forget(self);
+        self.released = true;
     }
 }
 
@@ -411,6 +413,9 @@ impl Drop for Lease<'_> {
     /// The work stopped without a value (a deadline, a cancellation): releases the lease so that
     /// another replica may take it at once.
     fn drop(&mut self) {
+        if self.released {
+            return;
+        }
         lock(&self.inner.leases).remove(&self.lease_key);
         self.inner.call("DEL", |con| {
             redis::cmd("EVAL").arg(RELEASE_SCRIPT).arg(1).arg(&self.lease_key).arg(&self.token).query::<i64>(con)
