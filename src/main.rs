@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use nimber::cache::{OnCorrupt, Store};
+use nimber::cache::{OnCorrupt, SharedCacheConfig, Store};
 use nimber::games::{Budget, Memo, NoMemo, SearchContext, DEFAULT_TABLE_LIMIT};
 use nimber::judge::{judge, Problem};
 use nimber::limits;
@@ -146,6 +146,21 @@ struct ServeArgs {
     /// SIGHUP; a reload affects new connections only).
     #[arg(long, env = "NIMBER_TLS_POLL_MS", default_value_t = 5_000)]
     tls_poll_ms: u64,
+    /// Share the cache with the other replicas of a fleet through Redis (or Valkey):
+    /// `redis://[USER:PASSWORD@]HOST:PORT[/DB]`, or `rediss://…` for TLS (default: no shared tier).
+    /// Never logged with its credentials.
+    #[arg(long, env = "NIMBER_SHARED_CACHE", hide_env_values = true)]
+    shared_cache: Option<String>,
+    /// The bound of every call to the shared cache (connect, send, receive), in milliseconds.
+    #[arg(long, env = "NIMBER_SHARED_CACHE_TIMEOUT_MS", default_value_t = 50)]
+    shared_cache_timeout_ms: u64,
+    /// How long a replica's lease on an expensive value lives unless renewed, in milliseconds:
+    /// after a replica dies, others wait this long before computing what it was computing.
+    #[arg(long, env = "NIMBER_SHARED_CACHE_LEASE_MS", default_value_t = 10_000)]
+    shared_cache_lease_ms: u64,
+    /// Most computed values waiting to be sent to the shared cache; more are dropped (counted).
+    #[arg(long, env = "NIMBER_SHARED_CACHE_QUEUE", default_value_t = 65_536)]
+    shared_cache_queue: usize,
 }
 
 fn main() -> ExitCode {
@@ -186,6 +201,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         table_entries = budget.table_entries,
         "memory shared by the in-memory tables"
     );
+    let shared_cache = match &args.shared_cache {
+        Some(url) => {
+            let mut config = SharedCacheConfig::parse(url).map_err(anyhow::Error::msg)?;
+            config.timeout = Duration::from_millis(args.shared_cache_timeout_ms.max(1));
+            config.lease = Duration::from_millis(args.shared_cache_lease_ms.max(3));
+            config.queue_limit = args.shared_cache_queue;
+            Some(config)
+        }
+        None => None,
+    };
     let config = ServerConfig {
         data_dir: args.data_dir,
         max_solve_time: Duration::from_millis(args.max_solve_ms),
@@ -215,6 +240,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
         metrics_tls: args.metrics_tls,
         tls_poll: (args.tls_poll_ms > 0).then(|| Duration::from_millis(args.tls_poll_ms)),
+        shared_cache,
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {

@@ -319,6 +319,32 @@ impl Collector for StoreCollector {
             None,
             evictions.metric_type(),
         )?)?;
+        if let Some(tier) = store.shared_tier() {
+            let counts = tier.counts();
+            let counters = [
+                ("nimber_shared_cache_hits", "Values found in the shared cache (Redis)", counts.hits),
+                ("nimber_shared_cache_misses", "Shared-cache lookups without a valid value", counts.misses),
+                (
+                    "nimber_shared_cache_errors",
+                    "Shared-cache calls that failed (unreachable, slow, full) and damaged values found there",
+                    counts.errors,
+                ),
+                (
+                    "nimber_shared_cache_dropped",
+                    "Computed values not sent to the shared cache because its queue was full",
+                    counts.dropped,
+                ),
+                (
+                    "nimber_shared_cache_lease_waits",
+                    "Waits for a value another replica was computing under its lease",
+                    counts.lease_waits,
+                ),
+            ];
+            for (name, help, value) in counters {
+                let counter = ConstCounter::new(value);
+                counter.encode(encoder.encode_descriptor(name, help, None, counter.metric_type())?)?;
+            }
+        }
         Ok(())
     }
 }

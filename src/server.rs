@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
-use crate::cache::{OnCorrupt, Store, StoreOptions};
+use crate::cache::{OnCorrupt, SharedCache, SharedCacheConfig, Store, StoreOptions};
 use crate::calls::CallLayer;
 use crate::metrics::{self, Metrics};
 use crate::proto;
@@ -61,6 +61,8 @@ pub struct ServerConfig {
     pub metrics_tls: bool,
     /// How often the TLS files are checked for changes; `None`: reloaded only on SIGHUP.
     pub tls_poll: Option<Duration>,
+    /// The fleet's shared cache tier (Redis), if any.
+    pub shared_cache: Option<SharedCacheConfig>,
 }
 
 /// The default of `--max-message-bytes`: 4 MiB, gRPC's default.
@@ -106,6 +108,7 @@ impl Default for ServerConfig {
             tls: None,
             metrics_tls: false,
             tls_poll: Some(Duration::from_secs(5)),
+            shared_cache: None,
         }
     }
 }
@@ -136,7 +139,15 @@ impl Server {
         };
         let data_dir = config.data_dir.clone();
         // Opening reads the disk (and may count an old store once): not on the async runtime.
-        let store = Arc::new(tokio::task::spawn_blocking(move || Store::open_with(&data_dir, &options)).await??);
+        let shared_cache = config.shared_cache.clone();
+        let store = tokio::task::spawn_blocking(move || {
+            let store = Store::open_with(&data_dir, &options)?;
+            anyhow::Ok(match shared_cache {
+                Some(shared_cache) => store.with_shared_tier(start_shared_tier(shared_cache)),
+                None => store,
+            })
+        });
+        let store = Arc::new(store.await??);
         let jobs = crate::jobs::runner::Runner::start(config.jobs.clone(), store.clone())?;
         let listener =
             TcpListener::bind(listen).await.map_err(|error| anyhow::anyhow!("cannot listen on {listen}: {error}"))?;
@@ -259,6 +270,19 @@ impl Server {
         }
         Ok(())
     }
+}
+
+/// Starts the shared tier and says whether Redis answers now; an unreachable Redis is only a
+/// warning (the tier is an optimization: it is used as soon as Redis answers). Blocks up to one
+/// call's bound: not on the async runtime.
+fn start_shared_tier(config: SharedCacheConfig) -> SharedCache {
+    let tier = SharedCache::start(config);
+    if tier.ping() {
+        tracing::info!(shared_cache = %tier.target(), "sharing the cache with the fleet");
+    } else {
+        tracing::warn!(shared_cache = %tier.target(), "the shared cache does not answer yet; serving from this replica's own tiers until it does");
+    }
+    tier
 }
 
 /// Completes on SIGINT or SIGTERM. The signals are caught from the call on (it must run inside

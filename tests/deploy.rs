@@ -33,8 +33,6 @@ fn strings(value: &Value) -> Vec<String> {
 
 #[test]
 fn the_kubernetes_manifest_names_only_real_flags_ports_and_services() {
-    let (serve_flags, serve_env) = help_names("serve");
-    let (health_flags, health_env) = help_names("health");
     let text = repo_file("deploy/kubernetes/nimber.yaml");
     let documents: Vec<Value> = text.split("\n---\n").map(|document| serde_yaml::from_str(document).unwrap()).collect();
     let kind = |kind: &'static str| documents.iter().filter(move |doc| doc["kind"] == kind);
@@ -45,7 +43,17 @@ fn the_kubernetes_manifest_names_only_real_flags_ports_and_services() {
     assert!(kind("Service").count() >= 2, "a Service for clients too");
     assert!(kind("PodDisruptionBudget").next().is_some());
 
-    let pod = &set["spec"]["template"]["spec"];
+    check_pod(&set["spec"]["template"], &documents);
+}
+
+/// The pod template of a set of replicas: non-root, a read-only root, and a container that names
+/// only the flags, variables and ports the binary has, with both stores on its volume, probes that
+/// run `nimber health` against its own port, and Services selecting it that use only its ports.
+fn check_pod(template: &Value, documents: &[Value]) {
+    let pod = &template["spec"];
+    let (serve_flags, serve_env) = help_names("serve");
+    let (health_flags, health_env) = help_names("health");
+    let kind = |kind: &'static str| documents.iter().filter(move |doc| doc["kind"] == kind);
     for field in ["runAsNonRoot", "fsGroup"] {
         assert!(!pod["securityContext"][field].is_null(), "securityContext.{field}");
     }
@@ -68,7 +76,8 @@ fn the_kubernetes_manifest_names_only_real_flags_ports_and_services() {
     let listen_port = |variable: &str| env[variable].rsplit(':').next().unwrap().parse::<u64>().unwrap();
     assert_eq!(port_of("grpc"), Some(listen_port("NIMBER_LISTEN")));
     assert_eq!(port_of("metrics"), Some(listen_port("NIMBER_METRICS_LISTEN")));
-    for service in kind("Service") {
+    let selects_pod = |service: &&Value| service["spec"]["selector"] == template["metadata"]["labels"];
+    for service in kind("Service").filter(selects_pod) {
         for port in service["spec"]["ports"].as_sequence().unwrap() {
             let target = port["targetPort"].as_str().unwrap();
             assert!(port_of(target).is_some(), "Service port {target} is no container port");
@@ -133,4 +142,53 @@ fn the_systemd_unit_verifies_and_rates_ok() {
         .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
         .unwrap_or_else(|| panic!("no exposure level in {report}"));
     assert!(level <= 3.0, "systemd-analyze security rates the unit {level}: {report}");
+}
+
+#[test]
+fn the_fleet_manifest_shares_redis_through_a_secret_and_runs_a_deployment() {
+    let text = repo_file("deploy/kubernetes/fleet.yaml");
+    let documents: Vec<Value> = text.split("\n---\n").map(|document| serde_yaml::from_str(document).unwrap()).collect();
+    let named = |kind: &str, name: &str| {
+        documents.iter().find(|doc| doc["kind"] == kind && doc["metadata"]["name"] == name).cloned()
+    };
+    let fleet = named("Deployment", "nimber-fleet").expect("the replicas as a Deployment");
+    assert!(fleet["spec"]["replicas"].as_u64().unwrap() >= 2);
+    check_pod(&fleet["spec"]["template"], &documents);
+    let pod = &fleet["spec"]["template"]["spec"];
+    assert!(named("Service", "nimber-fleet").is_some() && named("PodDisruptionBudget", "nimber-fleet").is_some());
+    let shared = pod["containers"][0]["env"].as_sequence().unwrap().iter().find(|v| v["name"] == "NIMBER_SHARED_CACHE");
+    let secret = &shared.expect("NIMBER_SHARED_CACHE")["valueFrom"]["secretKeyRef"];
+    let secret = named("Secret", secret["name"].as_str().unwrap()).expect("the Secret holding the URL");
+    let url = secret["stringData"]["url"].as_str().unwrap();
+    let host_port = url.strip_prefix("redis://").unwrap().split('/').next().unwrap();
+    let (host, port) = host_port.split_once(':').unwrap();
+    let redis_service = named("Service", host).expect("the URL names the Redis Service");
+    assert!(redis_service["spec"]["ports"].as_sequence().unwrap().iter().any(|p| p["port"]
+        .as_u64()
+        .unwrap()
+        .to_string()
+        == port));
+    let redis = named("Deployment", host).expect("Redis next to the replicas");
+    assert_eq!(redis["spec"]["template"]["metadata"]["labels"], redis_service["spec"]["selector"]);
+    let args = strings(&redis["spec"]["template"]["spec"]["containers"][0]["args"]);
+    assert!(args.windows(2).any(|pair| pair == ["--maxmemory-policy", "allkeys-lru"]), "Redis evicts as a cache");
+}
+
+#[test]
+fn the_compose_file_runs_two_replicas_sharing_redis() {
+    let mut compose: Value = serde_yaml::from_str(&repo_file("deploy/compose.yaml")).unwrap();
+    compose.apply_merge().unwrap();
+    let (_, serve_env) = help_names("serve");
+    let services = compose["services"].as_mapping().unwrap();
+    let replicas: Vec<&Value> = services.values().filter(|service| !service["environment"].is_null()).collect();
+    assert_eq!(replicas.len(), 2, "two replicas");
+    assert!(services.contains_key("redis"));
+    for replica in replicas {
+        for (name, _) in replica["environment"].as_mapping().unwrap() {
+            let name = name.as_str().unwrap();
+            assert!(serve_env.contains(name), "{name} is read by no command");
+        }
+        assert_eq!(replica["environment"]["NIMBER_SHARED_CACHE"], "redis://redis:6379/0");
+        assert_eq!(replica["build"]["dockerfile"], "deploy/Dockerfile");
+    }
 }

@@ -1,5 +1,12 @@
 //! The persistent memo: expensive values (canonical 2×2-placement components above all) kept in an
-//! embedded sled store, with a bounded in-memory table in front and a writer thread behind.
+//! embedded sled store, with a bounded in-memory table in front and a writer thread behind, and in
+//! a fleet a shared tier on Redis behind sled ([`SharedCache`], `--shared-cache`).
+//!
+//! # Tiers
+//! A lookup tries the in-memory table (and the write buffer), sled, then Redis, then computes; a
+//! value found in Redis is written to sled too. A computed value goes to sled and, off the request
+//! path, to Redis (see [`shared`] for the key schema there, the leases that make one replica
+//! compute a top-level value while the others wait for it, and how a dead Redis is survived).
 //!
 //! # Key schema
 //! A value's key is one game-tag byte ([`GameTag`] as `u8`, never 0) followed by the game's
@@ -32,6 +39,7 @@
 
 mod disk;
 mod format;
+pub mod shared;
 mod writer;
 
 use std::collections::HashMap;
@@ -42,6 +50,7 @@ use std::time::{Duration, Instant};
 
 pub use disk::OnCorrupt;
 pub use format::{decode_value, encode_value, store_key, Stored, VALUE_FORMAT_V1, VALUE_FORMAT_V2};
+pub use shared::{lease_key, value_key, LeaseAttempt, SharedCache, SharedCacheConfig, SharedCounts};
 
 use crate::games::{Budget, GameTag, Interrupted, Memo, DEFAULT_TABLE_LIMIT};
 use disk::Failure;
@@ -105,10 +114,11 @@ impl std::fmt::Display for OpenError {
 
 impl std::error::Error for OpenError {}
 
-/// The persistent memo over sled.
+/// The persistent memo over sled, with the fleet's shared tier (Redis) behind it when configured.
 pub struct Store {
     shared: Arc<Shared>,
     writer: Option<std::thread::JoinHandle<()>>,
+    tier: Option<SharedCache>,
 }
 
 /// What the store's users and its writer thread share.
@@ -255,7 +265,19 @@ impl Store {
                 .spawn(move || writer::run(&shared, cap))
                 .expect("the store's writer thread starts")
         };
-        Self { shared, writer: Some(writer) }
+        Self { shared, writer: Some(writer), tier: None }
+    }
+
+    /// This store with the shared tier behind it: looked up after sled, before computing; computed
+    /// values are sent to it, and top-level values are computed under its leases.
+    pub fn with_shared_tier(mut self, tier: SharedCache) -> Self {
+        self.tier = Some(tier);
+        self
+    }
+
+    /// The shared tier, when configured.
+    pub fn shared_tier(&self) -> Option<&SharedCache> {
+        self.tier.as_ref()
     }
 
     /// Bytes the store occupies on disk (as of the latest write; never blocks).
@@ -343,14 +365,11 @@ impl Shared {
     }
 }
 
-impl Memo for Store {
-    fn get(&self, game: GameTag, state: &[u8]) -> Option<u64> {
-        let key = store_key(game, state);
-        if let Some(value) = self.shared.in_memory(&key) {
-            return Some(value);
-        }
+impl Store {
+    /// The value of `key` in sled, if it is there and decodes.
+    fn get_local(&self, key: &[u8]) -> Option<u64> {
         let db = self.shared.db()?;
-        let stored = match disk::guarded(|| db.get(&key)) {
+        let stored = match disk::guarded(|| db.get(key)) {
             Ok(stored) => stored?,
             Err(failure) => {
                 if self.shared.read_warnings.allow() {
@@ -359,22 +378,13 @@ impl Memo for Store {
                 return None;
             }
         };
-        let value = decode_value(&key, &stored)?.value;
-        self.shared.remember(&key, value);
+        let value = decode_value(key, &stored)?.value;
+        self.shared.remember(key, value);
         Some(value)
     }
 
-    fn peek(&self, game: GameTag, state: &[u8]) -> Option<u64> {
-        self.shared.in_memory(&store_key(game, state))
-    }
-
-    /// Remembers `value`; a value the in-memory table already holds (read from or written to the
-    /// store before) is not written again. Never waits for I/O: the writer thread writes it.
-    fn put(&self, game: GameTag, state: &[u8], value: u64, cost: u64) {
-        let key = store_key(game, state);
-        if lock(&self.shared.hot).get(&key) == Some(&value) {
-            return;
-        }
+    /// Remembers `value` in memory and queues it for sled (not for the shared tier).
+    fn put_local(&self, key: Vec<u8>, value: u64, cost: u64) {
         self.shared.remember(&key, value);
         let mut queue = lock(&self.shared.queue);
         if queue.pending.len() >= MAX_PENDING && !queue.pending.contains_key(&key) {
@@ -393,6 +403,88 @@ impl Memo for Store {
         }
     }
 
+    /// Computes a missing top-level value under the shared tier's lease: when another replica
+    /// holds it, waits (within `budget`) for its value instead; when Redis cannot be used, computes
+    /// without a lease. Returns the value and whether it was found rather than computed.
+    fn compute_leased(
+        &self,
+        tier: &SharedCache,
+        key: &[u8],
+        budget: &Budget,
+        compute: &mut dyn FnMut() -> Result<(u64, u64), Interrupted>,
+    ) -> Result<(u64, bool), Interrupted> {
+        loop {
+            match tier.lease(key) {
+                LeaseAttempt::Found(value, cost) => {
+                    self.put_local(key.to_vec(), value, cost);
+                    return Ok((value, true));
+                }
+                LeaseAttempt::Taken => {
+                    if let Some((value, cost)) = tier.wait_for_value(key, budget)? {
+                        self.put_local(key.to_vec(), value, cost);
+                        return Ok((value, true));
+                    }
+                    // The holder gave up or died (its lease expired): ask for the lease again.
+                    if tier.ping() {
+                        continue;
+                    }
+                    let (value, cost) = compute()?;
+                    self.put_local(key.to_vec(), value, cost);
+                    return Ok((value, false));
+                }
+                LeaseAttempt::Held(lease) => {
+                    let (value, cost) = compute()?;
+                    self.put_local(key.to_vec(), value, cost);
+                    lease.finish(value, cost);
+                    return Ok((value, false));
+                }
+                LeaseAttempt::Unavailable => {
+                    let (value, cost) = compute()?;
+                    self.put_local(key.to_vec(), value, cost);
+                    tier.send(key, value, cost);
+                    return Ok((value, false));
+                }
+            }
+        }
+    }
+}
+
+impl Memo for Store {
+    /// The value of `key` from the first tier that has it: the in-memory table (and the write
+    /// buffer), sled, then the shared tier within its probe budget (a value found there is also
+    /// written to sled). Top-level values are always looked up in the shared tier, by
+    /// [`Memo::get_or_compute`] when it asks for the lease.
+    fn get(&self, game: GameTag, state: &[u8]) -> Option<u64> {
+        let key = store_key(game, state);
+        if let Some(value) = self.shared.in_memory(&key) {
+            return Some(value);
+        }
+        if let Some(value) = self.get_local(&key) {
+            return Some(value);
+        }
+        let (value, cost) = self.tier.as_ref()?.probe(&key)?;
+        self.put_local(key, value, cost);
+        Some(value)
+    }
+
+    fn peek(&self, game: GameTag, state: &[u8]) -> Option<u64> {
+        self.shared.in_memory(&store_key(game, state))
+    }
+
+    /// Remembers `value`; a value the in-memory table already holds (read from or written to the
+    /// store before) is not written again. Never waits for I/O: the writer thread writes it to
+    /// sled, the shared tier's thread sends it to Redis.
+    fn put(&self, game: GameTag, state: &[u8], value: u64, cost: u64) {
+        let key = store_key(game, state);
+        if lock(&self.shared.hot).get(&key) == Some(&value) {
+            return;
+        }
+        if let Some(tier) = &self.tier {
+            tier.send(&key, value, cost);
+        }
+        self.put_local(key, value, cost);
+    }
+
     /// Asks the writer thread to write what is buffered now; does not wait.
     fn flush(&self) {
         let mut queue = lock(&self.shared.queue);
@@ -404,6 +496,8 @@ impl Memo for Store {
 
     /// Single-flight: the first asker of a missing key computes it; later askers wait for it (checking
     /// their budget every few milliseconds), then read it — or, if the first gave up, compute it.
+    /// With a shared tier, the first asker computes under the fleet's lease of the key, or waits
+    /// for the replica that holds it (see [`Store::compute_leased`]).
     fn get_or_compute(
         &self,
         game: GameTag,
@@ -429,6 +523,9 @@ impl Memo for Store {
             };
             if leading {
                 let _landing = Landing { store: self, key: &key, flight };
+                if let Some(tier) = &self.tier {
+                    return self.compute_leased(tier, &key, budget, compute);
+                }
                 let (value, cost) = compute()?;
                 self.put(game, state, value, cost);
                 return Ok((value, false));

@@ -1,0 +1,345 @@
+//! A fleet: replicas (the real binary) sharing one real `redis-server`, started by each test on a
+//! free port in a temporary directory and stopped by its pid. `.ci/run` installs redis-server;
+//! without it these tests fail, saying so.
+
+mod common;
+
+use nimber::testing::{random_position, Kind, SMALL_SIDES};
+
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{full_board, sample, scrape, solve_request, with_timeout, TestServer};
+use nimber::proto;
+
+/// A `redis-server` of this test: no persistence, loopback only; killed when dropped.
+struct Redis {
+    child: Option<Child>,
+    port: u16,
+    dir: tempfile::TempDir,
+    password: Option<&'static str>,
+}
+
+impl Redis {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut redis = Redis { child: None, port, dir: tempfile::tempdir().unwrap(), password: None };
+        redis.restart();
+        redis
+    }
+
+    /// Starts the server (again) on the same port and waits until it answers.
+    fn restart(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(self.dir.path())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!(
+                    "cannot start redis-server ({error}): install it (apt-get install -y redis-server; .ci/run does)"
+                )
+            });
+        self.child = Some(child);
+        let give_up_by = Instant::now() + Duration::from_secs(10);
+        while self.connection().is_none() {
+            assert!(Instant::now() < give_up_by, "redis-server does not answer on port {}", self.port);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// SIGKILL, and waits until it is gone.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// The URL replicas use (with the password, once one is required).
+    fn url(&self) -> String {
+        match self.password {
+            Some(password) => format!("redis://:{password}@127.0.0.1:{}", self.port),
+            None => format!("redis://127.0.0.1:{}", self.port),
+        }
+    }
+
+    fn require_password(&mut self, password: &'static str) {
+        let mut connection = self.connection().unwrap();
+        let () = redis::cmd("CONFIG").arg("SET").arg("requirepass").arg(password).query(&mut connection).unwrap();
+        self.password = Some(password);
+    }
+
+    fn connection(&self) -> Option<redis::Connection> {
+        let client = redis::Client::open(self.url()).ok()?;
+        let mut connection = client.get_connection_with_timeout(Duration::from_secs(1)).ok()?;
+        redis::cmd("PING").query::<String>(&mut connection).ok()?;
+        Some(connection)
+    }
+
+    fn keys(&self, pattern: &[u8]) -> Vec<Vec<u8>> {
+        redis::cmd("KEYS").arg(pattern).query(&mut self.connection().expect("redis answers")).unwrap()
+    }
+
+    /// The store keys of the values in Redis (without the prefix, leases left out).
+    fn value_keys(&self) -> Vec<Vec<u8>> {
+        let prefix = nimber::cache::value_key(b"");
+        self.keys(&[&prefix[..], b"*"].concat())
+            .into_iter()
+            .filter(|key| key.get(prefix.len()) != Some(&0))
+            .map(|key| key[prefix.len()..].to_vec())
+            .collect()
+    }
+
+    fn leases(&self) -> usize {
+        self.keys(&[&nimber::cache::lease_key(b"")[..], b"*"].concat()).len()
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A replica sharing `redis`, with a metrics endpoint, and `extra` flags.
+fn replica(redis: &Redis, extra: &[&str]) -> TestServer {
+    let url = redis.url();
+    let mut flags = vec!["--shared-cache", &url, "--metrics-listen", "127.0.0.1:0"];
+    flags.extend_from_slice(extra);
+    TestServer::start_with(&flags)
+}
+
+fn metric(server: &TestServer, name: &str) -> f64 {
+    sample(&scrape(server.metrics_url.as_ref().unwrap()), name)
+}
+
+/// Polls `condition` every 5 ms until it holds, failing with `what` after `timeout`.
+fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
+    let give_up_by = Instant::now() + timeout;
+    while !condition() {
+        assert!(Instant::now() < give_up_by, "waited {timeout:?} for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn board(rows: usize, columns: usize) -> proto::Position {
+    use proto::{position::Game, Tetris};
+    proto::Position { game: Some(Game::Tetris(Tetris { rows: vec!["0".repeat(columns); rows] })) }
+}
+
+async fn solve(server: &TestServer, position: proto::Position) -> proto::SolveResponse {
+    let request = with_timeout(solve_request(position), Duration::from_secs(120));
+    server.client().await.solve(request).await.expect("the solve succeeds").into_inner()
+}
+
+fn positions_computed(answer: &proto::SolveResponse) -> u64 {
+    answer.stats.as_ref().map_or(0, |stats| stats.positions_computed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_solved_on_one_replica_is_free_on_the_other() {
+    let redis = Redis::start();
+    let (a, b) = (replica(&redis, &[]), replica(&redis, &[]));
+    let on_a = solve(&a, full_board(8)).await;
+    assert!(positions_computed(&on_a) > 0, "{on_a:?}");
+    let on_b = solve(&b, full_board(8)).await;
+    assert_eq!(positions_computed(&on_b), 0, "{on_b:?}");
+    assert_eq!((on_b.grundy, on_b.outcome), (on_a.grundy, on_a.outcome));
+    assert!(metric(&b, "nimber_shared_cache_hits_total") >= 1.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_board_on_two_replicas_at_once_is_computed_once() {
+    let alone = TestServer::start();
+    let one_solve = positions_computed(&solve(&alone, full_board(9)).await);
+    drop(alone);
+
+    let redis = Redis::start();
+    let (a, b) = (replica(&redis, &[]), replica(&redis, &[]));
+    let on_a = {
+        let a_url = a.url.clone();
+        tokio::spawn(async move {
+            let mut client = proto::solver_client::SolverClient::connect(a_url).await.unwrap();
+            client.solve(solve_request(full_board(9))).await.unwrap().into_inner()
+        })
+    };
+    wait_until("A's lease", Duration::from_secs(30), || redis.leases() > 0 || on_a.is_finished());
+    let on_b = solve(&b, full_board(9)).await;
+    let on_a = on_a.await.unwrap();
+    assert_eq!(on_a.grundy, on_b.grundy);
+    assert_eq!(positions_computed(&on_a) + positions_computed(&on_b), one_solve, "A {on_a:?}, B {on_b:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_lease_holder_is_taken_over_after_its_lease_expires() {
+    let redis = Redis::start();
+    let lease = ["--shared-cache-lease-ms", "1000"];
+    let (mut a, b) = (replica(&redis, &lease), replica(&redis, &lease));
+    let a_url = a.url.clone();
+    let on_a = tokio::spawn(async move {
+        let mut client = proto::solver_client::SolverClient::connect(a_url).await.unwrap();
+        client.solve(solve_request(board(9, 10))).await
+    });
+    // A holds the lease and has shared some of the components it computed.
+    wait_until("A's lease and shared values", Duration::from_secs(60), || {
+        redis.leases() > 0 && redis.value_keys().len() >= 20
+    });
+    a.kill();
+    assert!(on_a.await.unwrap().is_err(), "A finished before it was killed");
+    let on_b = solve(&b, board(9, 10)).await;
+    assert_eq!(on_b.grundy, Some(0), "{on_b:?}");
+    assert!(metric(&b, "nimber_shared_cache_lease_waits_total") >= 1.0, "B did not wait for A's lease");
+    assert!(metric(&b, "nimber_shared_cache_hits_total") >= 1.0, "B started over instead of reusing A's components");
+    assert_eq!(redis.leases(), 0, "B released its lease");
+}
+
+/// Random cheap positions of every game, and small boards, asked of `servers` in turn until
+/// `stop`; counts answers and errors.
+fn load(servers: Vec<String>, stop: Arc<AtomicBool>, answered: Arc<AtomicU64>) -> tokio::task::JoinHandle<Vec<String>> {
+    tokio::spawn(async move {
+        let mut random = nimber::random::SplitMix::new(12);
+        let mut clients = Vec::new();
+        for url in servers {
+            clients.push(proto::solver_client::SolverClient::connect(url).await.unwrap());
+        }
+        let mut errors = Vec::new();
+        let mut turn = 0usize;
+        while !stop.load(Ordering::Relaxed) {
+            let kind = Kind::ALL[turn % Kind::ALL.len()];
+            let position = if turn.is_multiple_of(7) {
+                board(3 + turn / 7 % 5, 4 + turn / 35 % 4)
+            } else {
+                random_position(&mut random, kind, SMALL_SIDES)
+            };
+            let count = clients.len();
+            let client = &mut clients[turn % count];
+            if let Err(status) = client.solve(with_timeout(solve_request(position), Duration::from_secs(30))).await {
+                errors.push(format!("{status:?}"));
+            }
+            answered.fetch_add(1, Ordering::Relaxed);
+            turn += 1;
+        }
+        errors
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_killed_under_load_costs_no_client_error_and_sharing_resumes_when_it_returns() {
+    use tonic_health::pb::{health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest};
+    let mut redis = Redis::start();
+    let (a, b) = (replica(&redis, &[]), replica(&redis, &[]));
+    let (stop, answered) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
+    let running = load(vec![a.url.clone(), b.url.clone()], stop.clone(), answered.clone());
+    wait_until("load", Duration::from_secs(30), || answered.load(Ordering::Relaxed) >= 50);
+
+    redis.kill();
+    // Both replicas noticed, and went on answering.
+    wait_until("errors counted", Duration::from_secs(30), || {
+        metric(&a, "nimber_shared_cache_errors_total") > 0.0 && metric(&b, "nimber_shared_cache_errors_total") > 0.0
+    });
+    let before = answered.load(Ordering::Relaxed);
+    wait_until("load without Redis", Duration::from_secs(30), || answered.load(Ordering::Relaxed) >= before + 100);
+    for server in [&a, &b] {
+        let mut health = HealthClient::new(server.channel().await);
+        let status = health.check(HealthCheckRequest { service: String::new() }).await.unwrap().into_inner().status;
+        assert_eq!(status, ServingStatus::Serving as i32);
+    }
+
+    redis.restart();
+    // Sharing resumes by itself: a board solved on A after the restart is free on B.
+    let mut boards = (5..=7).flat_map(|rows| (rows + 1..=rows + 4).map(move |columns| board(rows, columns)));
+    let give_up_by = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < give_up_by, "sharing did not resume after Redis came back");
+        let position = boards.next().expect("sharing did not resume within the distinct boards");
+        let computed_on_a = positions_computed(&solve(&a, position.clone()).await);
+        if computed_on_a > 0 && positions_computed(&solve(&b, position).await) == 0 {
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let errors = running.await.unwrap();
+    assert!(errors.is_empty(), "{} client errors, e.g. {:?}", errors.len(), errors.first());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_value_in_redis_is_recomputed_and_overwritten_never_served() {
+    let redis = Redis::start();
+    let a = replica(&redis, &[]);
+    let on_a = solve(&a, full_board(8)).await;
+    drop(a);
+    let keys = redis.value_keys();
+    assert!(!keys.is_empty());
+    let mut connection = redis.connection().unwrap();
+    for (i, key) in keys.iter().enumerate() {
+        let redis_key = nimber::cache::value_key(key);
+        let mut value: Vec<u8> = redis::cmd("GET").arg(&redis_key).query(&mut connection).unwrap();
+        // Flipped bits (the checksum fails), an unknown format version, a value cut short.
+        match i % 3 {
+            0 => value[1] ^= 0x20,
+            1 => value[0] = 0x7f,
+            _ => value.truncate(2),
+        }
+        let () = redis::cmd("SET").arg(&redis_key).arg(value).query(&mut connection).unwrap();
+    }
+
+    let b = replica(&redis, &[]);
+    let on_b = solve(&b, full_board(8)).await;
+    assert_eq!((on_b.grundy, on_b.outcome), (on_a.grundy, on_a.outcome));
+    assert_eq!(positions_computed(&on_b), positions_computed(&on_a), "B served a damaged value");
+    assert!(metric(&b, "nimber_shared_cache_errors_total") >= 1.0);
+    assert_eq!(metric(&b, "nimber_shared_cache_hits_total"), 0.0);
+    // What B computed overwrote the damaged values.
+    wait_until("the damaged values overwritten", Duration::from_secs(10), || {
+        keys.iter().all(|key| {
+            let bytes: Vec<u8> = redis::cmd("GET").arg(nimber::cache::value_key(key)).query(&mut connection).unwrap();
+            nimber::cache::decode_value(key, &bytes).is_some()
+        })
+    });
+}
+
+#[test]
+fn a_bad_shared_cache_url_stops_the_server_with_one_line_that_hides_the_password() {
+    for url in ["http://127.0.0.1:6379", "redis://user:hunter2@127.0.0.1:notaport", "127.0.0.1:6379"] {
+        let data = tempfile::tempdir().unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_nimber"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--shared-cache", url, "--data-dir"])
+            .arg(data.path().join("data"))
+            .arg("--jobs-dir")
+            .arg(data.path().join("jobs"))
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{url}: started");
+        assert_eq!(stderr.trim().lines().count(), 1, "{url}: {stderr}");
+        assert!(stderr.contains("--shared-cache"), "{url}: {stderr}");
+        assert!(!stderr.contains("hunter2"), "{url}: {stderr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_in_the_url_is_used_and_never_logged() {
+    let mut redis = Redis::start();
+    redis.require_password("hunter2");
+    let wrong = format!("redis://:wrong-hunter3@127.0.0.1:{}", redis.port);
+    let log_dir = tempfile::tempdir().unwrap();
+    let (right_log, wrong_log) = (log_dir.path().join("right.log"), log_dir.path().join("wrong.log"));
+    let a = TestServer::start_logging(&["--shared-cache", &redis.url()], "info", &right_log);
+    let b =
+        TestServer::start_logging(&["--shared-cache", &wrong, "--metrics-listen", "127.0.0.1:0"], "info", &wrong_log);
+    solve(&a, full_board(6)).await;
+    assert!(!redis.value_keys().is_empty(), "A did not share with the right password");
+    solve(&b, full_board(7)).await;
+    assert!(metric(&b, "nimber_shared_cache_errors_total") >= 1.0);
+    drop((a, b));
+    for log in [right_log, wrong_log] {
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("127.0.0.1"), "{text}");
+        assert!(!text.contains("hunter"), "{text}");
+    }
+}
