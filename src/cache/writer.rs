@@ -147,7 +147,16 @@ pub(super) fn run(shared: &Shared, cap: Option<u64>) {
                 queue = shared.queue_changed.wait_timeout(queue, FLUSH_INTERVAL).unwrap_or_else(|p| p.into_inner()).0;
             }
             queue.flush_requested = false;
-            (std::mem::take(&mut queue.pending), queue.sync_requested, queue.closing)
+            // At most one batch at a time, so that the size bound is checked every WRITE_BATCH
+            // values however far behind the writer is; a sync is answered once nothing is pending.
+            let values = if queue.pending.len() <= WRITE_BATCH {
+                std::mem::take(&mut queue.pending)
+            } else {
+                let keys: Vec<Vec<u8>> = queue.pending.keys().take(WRITE_BATCH).cloned().collect();
+                keys.into_iter().filter_map(|key| queue.pending.remove_entry(&key)).collect()
+            };
+            let sync_ticket = if queue.pending.is_empty() { queue.sync_requested } else { queue.sync_done };
+            (values, sync_ticket, queue.closing)
         };
         if shared.db().is_none() && Instant::now() >= next_retry {
             next_retry = Instant::now() + RETRY_INTERVAL;
