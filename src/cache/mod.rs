@@ -497,7 +497,7 @@ impl Memo for Store {
     /// Single-flight: the first asker of a missing key computes it; later askers wait for it (checking
     /// their budget every few milliseconds), then read it — or, if the first gave up, compute it.
     /// With a shared tier, the first asker computes under the fleet's lease of the key, or waits
-    /// for the replica that holds it (see [`Store::compute_leased`]).
+    /// for the replica that holds it (see `Store::compute_leased`).
     fn get_or_compute(
         &self,
         game: GameTag,

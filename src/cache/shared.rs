@@ -291,7 +291,7 @@ impl SharedCache {
     }
 
     /// [`SharedCache::get`] for a lookup on the search path, within the probe budget (see
-    /// [`ProbeBudget`]): a miss without asking Redis when the budget is spent.
+    /// `ProbeBudget`): a miss without asking Redis when the budget is spent.
     pub fn probe(&self, key: &[u8]) -> Option<(u64, u64)> {
         if !lock(&self.inner.probes).take() {
             return None;
