@@ -6,6 +6,8 @@
 //! - `nimber:v1:\0jobs/next`: the counter of operation names (`INCR`), unique across the fleet;
 //! - `nimber:v1:\0jobs/names`: a sorted set of every operation name (all scored 0, so they sort
 //!   by name, which is creation order);
+//! - `nimber:v1:\0jobs/unfinished`: the set of the names of jobs not ended yet (a record that
+//!   ended is never written back as unfinished, so a cancel from another replica is not lost);
 //! - `nimber:v1:\0jobs/record/` ++ name: the prost-encoded [`JobRecord`];
 //! - `nimber:v1:\0jobs/request/` ++ request id: the name of its operation (`SET NX`, so a repeated
 //!   request maps to one operation across the fleet);
@@ -36,6 +38,17 @@ const LIST_BATCH: usize = 100;
 const RENEW_SCRIPT: &str =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 
+/// Creates a record (KEYS[2]) under a request id (KEYS[1]) unless the id names an operation
+/// already: returns nothing when created, else that operation's name.
+const CREATE_SCRIPT: &str = "if redis.call('set', KEYS[1], ARGV[1], 'NX') then \
+     redis.call('set', KEYS[2], ARGV[2]) redis.call('zadd', KEYS[3], 0, ARGV[1]) \
+     redis.call('sadd', KEYS[4], ARGV[1]) return false \
+     else return redis.call('get', KEYS[1]) end";
+
+/// Saves a record of a job not ended (KEYS[1]) only while it is unfinished (in set KEYS[2]).
+const PUT_UNFINISHED_SCRIPT: &str =
+    "if redis.call('sismember', KEYS[2], ARGV[1]) == 1 then redis.call('set', KEYS[1], ARGV[2]) end return 0";
+
 /// Deletes a lease if this replica still holds it.
 const RELEASE_SCRIPT: &str =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
@@ -56,6 +69,10 @@ fn key(kind: &str, name: &str) -> Vec<u8> {
 
 fn names_key() -> Vec<u8> {
     [crate::cache::shared::KEY_PREFIX, b"\0jobs/names"].concat()
+}
+
+fn unfinished_key() -> Vec<u8> {
+    [crate::cache::shared::KEY_PREFIX, b"\0jobs/unfinished"].concat()
 }
 
 fn counter_key() -> Vec<u8> {
@@ -108,53 +125,77 @@ impl JobRecords for RedisJobs {
         Ok(bytes.and_then(|bytes| decode_record(name, &bytes)))
     }
 
+    /// A record that ended is saved and leaves the unfinished set in one transaction; one not
+    /// ended is saved only while it is in that set (never over a record that ended meanwhile).
     fn put(&self, record: &JobRecord) -> StoreResult<()> {
-        self.call(|con| redis::cmd("SET").arg(key("record", &record.name)).arg(record.encode_to_vec()).query(con))
+        let (name, bytes) = (&record.name, record.encode_to_vec());
+        self.call(|con| {
+            if record.is_done() {
+                redis::pipe()
+                    .atomic()
+                    .cmd("SET")
+                    .arg(key("record", name))
+                    .arg(&bytes)
+                    .ignore()
+                    .cmd("SREM")
+                    .arg(unfinished_key())
+                    .arg(name)
+                    .ignore()
+                    .query::<()>(con)
+            } else {
+                redis::cmd("EVAL")
+                    .arg(PUT_UNFINISHED_SCRIPT)
+                    .arg(2)
+                    .arg(key("record", name))
+                    .arg(unfinished_key())
+                    .arg(name)
+                    .arg(&bytes)
+                    .query::<i64>(con)
+                    .map(drop)
+            }
+        })
     }
 
     fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>> {
         self.call(|con| redis::cmd("GET").arg(key("request", request_id)).query(con))
     }
 
-    /// The record is written before the request id points at it, so whoever finds the id finds
-    /// the record.
+    /// One atomic step: with a request id, [`CREATE_SCRIPT`]; without, a transaction.
     fn create(&self, record: &JobRecord) -> StoreResult<Option<String>> {
-        let name = &record.name;
-        self.call(|con| {
-            redis::pipe()
-                .cmd("SET")
-                .arg(key("record", name))
-                .arg(record.encode_to_vec())
-                .ignore()
-                .cmd("ZADD")
-                .arg(names_key())
-                .arg(0)
-                .arg(name)
-                .ignore()
-                .query::<()>(con)
-        })?;
+        let (name, bytes) = (&record.name, record.encode_to_vec());
         let request_id = request_id(record);
-        if request_id.is_empty() {
-            return Ok(None);
-        }
-        let set: Option<String> =
-            self.call(|con| redis::cmd("SET").arg(key("request", request_id)).arg(name).arg("NX").query(con))?;
-        if set.is_some() {
-            return Ok(None);
-        }
-        // Another replica created the operation of this request id first: this record goes.
         self.call(|con| {
-            redis::pipe()
-                .cmd("DEL")
-                .arg(key("record", name))
-                .ignore()
-                .cmd("ZREM")
-                .arg(names_key())
-                .arg(name)
-                .ignore()
-                .query::<()>(con)
-        })?;
-        self.name_for_request_id(request_id)
+            if request_id.is_empty() {
+                redis::pipe()
+                    .atomic()
+                    .cmd("SET")
+                    .arg(key("record", name))
+                    .arg(&bytes)
+                    .ignore()
+                    .cmd("ZADD")
+                    .arg(names_key())
+                    .arg(0)
+                    .arg(name)
+                    .ignore()
+                    .cmd("SADD")
+                    .arg(unfinished_key())
+                    .arg(name)
+                    .ignore()
+                    .query::<()>(con)
+                    .map(|()| None)
+            } else {
+                redis::cmd("EVAL")
+                    .arg(CREATE_SCRIPT)
+                    .arg(4)
+                    .arg(key("request", request_id))
+                    .arg(key("record", name))
+                    .arg(names_key())
+                    .arg(unfinished_key())
+                    .arg(name)
+                    .arg(&bytes)
+                    .query(con)
+            }
+        })
     }
 
     fn delete(&self, record: &JobRecord) -> StoreResult<()> {
@@ -162,6 +203,7 @@ impl JobRecords for RedisJobs {
         let request_id = request_id(record);
         self.call(|con| {
             let mut pipe = redis::pipe();
+            pipe.atomic();
             if !request_id.is_empty() {
                 pipe.cmd("DEL").arg(key("request", request_id)).ignore();
             }
@@ -173,6 +215,10 @@ impl JobRecords for RedisJobs {
                 .ignore()
                 .cmd("ZREM")
                 .arg(names_key())
+                .arg(name)
+                .ignore()
+                .cmd("SREM")
+                .arg(unfinished_key())
                 .arg(name)
                 .ignore()
                 .query::<()>(con)
@@ -276,11 +322,7 @@ impl JobRecords for RedisJobs {
     }
 
     fn unclaimed(&self) -> StoreResult<Vec<String>> {
-        let unfinished: Vec<String> = self
-            .records_after("")
-            .filter(|record| record.as_ref().map_or(true, |record| !record.is_done()))
-            .map(|record| record.map(|record| record.name))
-            .collect::<StoreResult<_>>()?;
+        let unfinished: Vec<String> = self.call(|con| redis::cmd("SMEMBERS").arg(unfinished_key()).query(con))?;
         if unfinished.is_empty() {
             return Ok(unfinished);
         }
