@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::family::{self, Family, Job};
 use super::shared::RedisJobs;
 use super::{is_final, status, JobRecord, JobRecords, JobStore, StoreError, StoreResult};
-use crate::cache::{lock, SharedCacheConfig};
+use crate::cache::{lock, RateLimit, SharedCacheConfig};
 use crate::convert::{self, InvalidArgument};
 use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, SearchContext, Stats, Value};
 use crate::google::longrunning::Operation;
@@ -96,6 +96,8 @@ struct Shared {
     changes: tokio::sync::watch::Sender<u64>,
     /// How many runs ended, by final state: succeeded, failed, cancelled.
     ended: [AtomicU64; 3],
+    /// Failures of the checkpointer's store calls are logged at most once a minute.
+    checkpoint_warnings: RateLimit,
 }
 
 /// What the runner is doing, for the metrics.
@@ -284,6 +286,7 @@ impl Runner {
             stopping: AtomicBool::new(false),
             changes: tokio::sync::watch::Sender::new(0),
             ended: Default::default(),
+            checkpoint_warnings: RateLimit::new(),
         });
         let mut threads = Vec::new();
         for index in 0..config.max_jobs.max(1) {
@@ -522,7 +525,7 @@ impl Shared {
         let cpu_clock = thread_cpu_clock();
         while let Some(name) = self.next_job() {
             if let Err(error) = self.run(&name, cpu_clock) {
-                tracing::error!(name, %error, "the job store failed; the job resumes at the next start");
+                tracing::error!(name, %error, "the job store failed; the job resumes at the next start (or, in a fleet, once the store answers)");
             }
         }
     }
@@ -736,11 +739,15 @@ impl Shared {
             self.memo.flush();
             self.store.renew();
             if let Err(error) = self.save_progress() {
-                tracing::warn!(%error, "saving job progress failed");
+                if self.checkpoint_warnings.allow() {
+                    tracing::warn!(%error, "saving job progress failed (one line a minute)");
+                }
             }
             if self.store.is_shared() {
                 if let Err(error) = self.adopt_unclaimed() {
-                    tracing::warn!(%error, "looking for jobs of stopped replicas failed");
+                    if self.checkpoint_warnings.allow() {
+                        tracing::warn!(%error, "looking for jobs of stopped replicas failed (one line a minute)");
+                    }
                 }
             }
             if last_sweep.is_none_or(|at| at.elapsed() >= sweep_every) {

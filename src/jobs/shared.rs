@@ -25,7 +25,7 @@ use std::time::Duration;
 use prost::Message;
 
 use super::{decode_record, decode_row, request_id, JobRecord, JobRecords, StoreResult, NAME_PREFIX};
-use crate::cache::{lock, SharedCacheConfig};
+use crate::cache::{lock, RateLimit, SharedCacheConfig};
 use crate::proto;
 
 /// The shortest lease of a job: leases are renewed by the checkpointer, about once a second.
@@ -61,6 +61,8 @@ pub struct RedisJobs {
     /// Leases held now: job name -> token.
     leases: Mutex<HashMap<String, String>>,
     tokens: Mutex<crate::random::SplitMix>,
+    /// Failed renewals and releases are logged at most once a minute.
+    warnings: RateLimit,
 }
 
 fn key(kind: &str, name: &str) -> Vec<u8> {
@@ -92,6 +94,7 @@ impl RedisJobs {
             connection: Mutex::new(None),
             leases: Mutex::new(HashMap::new()),
             tokens: Mutex::new(crate::random::SplitMix::new(seed ^ 0x6a6f6273)),
+            warnings: RateLimit::new(),
         }
     }
 
@@ -294,7 +297,9 @@ impl JobRecords for RedisJobs {
         if let Err(error) = self.call(|con| {
             redis::cmd("EVAL").arg(RELEASE_SCRIPT).arg(1).arg(key("lease", name)).arg(&token).query::<i64>(con)
         }) {
-            tracing::warn!(name, %error, "releasing a job's lease failed; it expires by itself");
+            if self.warnings.allow() {
+                tracing::warn!(name, %error, "releasing a job's lease failed; it expires by itself (one line a minute)");
+            }
         }
     }
 
@@ -317,7 +322,9 @@ impl JobRecords for RedisJobs {
             pipe.query::<()>(con)
         });
         if let Err(error) = result {
-            tracing::warn!(%error, "renewing the leases of running jobs failed");
+            if self.warnings.allow() {
+                tracing::warn!(%error, "renewing the leases of running jobs failed (one line a minute)");
+            }
         }
     }
 
