@@ -357,6 +357,8 @@ impl Runner {
         record.finish(ExploreState::Cancelled, Some(status(tonic::Code::Cancelled, "cancelled by CancelOperation")));
         shared.store.put(&record)?;
         shared.store.flush()?;
+        // A cancelled job no longer waits: it frees its place in the queue (and the metric) at once.
+        lock(&shared.queue).retain(|queued| queued != name);
         shared.changed();
         Ok(())
     }
