@@ -2,7 +2,8 @@
 //!
 //! A job is a validated [`family::Job`]; its record (request, progress, result or error) lives in
 //! its own sled database (`--jobs-dir`), separate from the memo store, which may be moved aside
-//! and rebuilt. Every finished item of a family is recorded there too, so a resumed job recomputes
+//! and rebuilt; with `--shared-cache` it lives in Redis instead, shared by the fleet
+//! ([`shared::RedisJobs`]). Every finished item of a family is recorded there too, so a resumed job recomputes
 //! nothing it had finished; finished board components come back through the memo. The
 //! [`runner::Runner`] runs jobs on its own threads; [`operations`] serves them over gRPC.
 

@@ -163,7 +163,8 @@ impl JobRecords for RedisJobs {
         self.call(|con| redis::cmd("GET").arg(key("request", request_id)).query(con))
     }
 
-    /// One atomic step: with a request id, [`CREATE_SCRIPT`]; without, a transaction.
+    /// One atomic step: with a request id, a script that creates only if the id is new; without, a
+    /// transaction.
     fn create(&self, record: &JobRecord) -> StoreResult<Option<String>> {
         let (name, bytes) = (&record.name, record.encode_to_vec());
         let request_id = request_id(record);
@@ -228,7 +229,7 @@ impl JobRecords for RedisJobs {
         })
     }
 
-    /// Reads the names once, then the records [`LIST_BATCH`] at a time as the caller goes on.
+    /// Reads the names once, then the records a hundred at a time as the caller goes on.
     fn records_after<'a>(&'a self, after: &str) -> Box<dyn Iterator<Item = StoreResult<JobRecord>> + 'a> {
         let from = if after.is_empty() { "-".to_string() } else { format!("({after}") };
         let names: Vec<String> =
