@@ -110,7 +110,8 @@ struct ServeArgs {
     /// in a "N similar lines suppressed" line (0: no limit).
     #[arg(long, env = "NIMBER_LOG_LINES_PER_SECOND", default_value_t = logging::DEFAULT_REQUEST_LINES_PER_SECOND)]
     log_lines_per_second: u32,
-    /// Directory of the job store (long-running Explore jobs; created when missing).
+    /// Directory of the job store (long-running Explore jobs; created when missing). Unused with
+    /// --shared-cache: job records then live in Redis, shared by the fleet.
     #[arg(long, env = "NIMBER_JOBS_DIR", default_value = "nimber-jobs")]
     jobs_dir: PathBuf,
     /// How many Explore jobs run at once (on their own threads, at a lower CPU priority).
@@ -155,7 +156,8 @@ struct ServeArgs {
     #[arg(long, env = "NIMBER_SHARED_CACHE_TIMEOUT_MS", default_value_t = 50)]
     shared_cache_timeout_ms: u64,
     /// How long a replica's lease on an expensive value lives unless renewed, in milliseconds:
-    /// after a replica dies, others wait this long before computing what it was computing.
+    /// after a replica dies, others wait this long before computing what it was computing. The
+    /// lease of a running Explore job lives as long, but at least 3 s.
     #[arg(long, env = "NIMBER_SHARED_CACHE_LEASE_MS", default_value_t = 10_000)]
     shared_cache_lease_ms: u64,
     /// Most computed values waiting to be sent to the shared cache; more are dropped (counted).
@@ -231,6 +233,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             retention: args.job_retention,
             table_limit: budget.table_entries,
             max_queued: args.max_queued_jobs,
+            shared: shared_cache.clone(),
         },
         max_store_bytes: args.max_store_bytes,
         on_corrupt_store: args.on_corrupt_store,

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{full_board, sample, scrape, solve_request, with_timeout, TestServer};
-use nimber::proto;
+use nimber::google::longrunning::{self as lro, operation::Result as OperationResult, Operation};
+use nimber::proto::{self, ExploreState};
+use prost::Message;
 
 /// A `redis-server` of this test: no persistence, loopback only; killed when dropped.
 struct Redis {
@@ -342,4 +344,102 @@ async fn a_password_in_the_url_is_used_and_never_logged() {
         assert!(text.contains("127.0.0.1"), "{text}");
         assert!(!text.contains("hunter"), "{text}");
     }
+}
+
+type Operations = lro::operations_client::OperationsClient<tonic::transport::Channel>;
+
+async fn operations(server: &TestServer) -> Operations {
+    lro::operations_client::OperationsClient::new(server.channel().await)
+}
+
+fn full_boards(rows: (u32, u32), columns: (u32, u32)) -> proto::ExploreRequest {
+    let (min_rows, max_rows, min_columns, max_columns) = (rows.0, rows.1, columns.0, columns.1);
+    let family = proto::FullBoards { min_rows, max_rows, min_columns, max_columns };
+    proto::ExploreRequest { job: Some(proto::explore_request::Job::FullBoards(family)), ..Default::default() }
+}
+
+fn job_progress(operation: &Operation) -> proto::ExploreProgress {
+    proto::ExploreProgress::decode(operation.metadata.as_ref().expect("metadata").value.as_slice()).unwrap()
+}
+
+/// Polls GetOperation of `name` on `client` (every 50 ms, at most `timeout`) until `condition` holds.
+async fn wait_for_job(
+    client: &mut Operations,
+    name: &str,
+    timeout: Duration,
+    condition: impl Fn(&proto::ExploreProgress) -> bool,
+) -> Operation {
+    let give_up_by = Instant::now() + timeout;
+    loop {
+        let request = lro::GetOperationRequest { name: name.into() };
+        let operation = client.get_operation(request).await.expect("the operation exists").into_inner();
+        if condition(&job_progress(&operation)) {
+            return operation;
+        }
+        assert!(Instant::now() < give_up_by, "waited {timeout:?}; last: {:?}", job_progress(&operation));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operation_started_on_one_replica_is_read_waited_for_and_cancelled_on_the_other() {
+    let redis = Redis::start();
+    let (a, b) = (replica(&redis, &[]), replica(&redis, &[]));
+    let request = proto::ExploreRequest { request_id: "fleet-retry".into(), ..full_boards((1, 3), (1, 3)) };
+    let started = a.client().await.explore(request.clone()).await.unwrap().into_inner();
+    let mut on_b = operations(&b).await;
+    let done = on_b
+        .wait_operation(lro::WaitOperationRequest { name: started.name.clone(), timeout: None })
+        .await
+        .expect("B knows A's operation")
+        .into_inner();
+    assert!(done.done, "{done:?}");
+    match &done.result {
+        Some(OperationResult::Response(any)) => {
+            assert_eq!(proto::ExploreResult::decode(any.value.as_slice()).unwrap().total_rows, 9)
+        }
+        other => panic!("expected a response, got {other:?}"),
+    }
+    let listed = on_b.list_operations(lro::ListOperationsRequest::default()).await.unwrap().into_inner();
+    assert_eq!(listed.operations.iter().map(|operation| &operation.name).collect::<Vec<_>>(), [&started.name]);
+    let again = b.client().await.explore(request).await.unwrap().into_inner();
+    assert_eq!(again.name, started.name, "the same request id on another replica is the same operation");
+
+    // Names are unique across the fleet; a job running on B is cancelled through A.
+    let long = proto::ExploreRequest { request_id: String::new(), ..full_boards((10, 10), (10, 10)) };
+    let running = b.client().await.explore(long).await.unwrap().into_inner();
+    assert_ne!(running.name, started.name);
+    let mut on_a = operations(&a).await;
+    wait_for_job(&mut on_a, &running.name, Duration::from_secs(30), |progress| {
+        progress.state() == ExploreState::Running
+    })
+    .await;
+    on_a.cancel_operation(lro::CancelOperationRequest { name: running.name.clone() }).await.unwrap();
+    let request = lro::WaitOperationRequest { name: running.name.clone(), timeout: None };
+    let cancelled = on_b.wait_operation(request).await.unwrap().into_inner();
+    assert_eq!(job_progress(&cancelled).state(), ExploreState::Cancelled);
+    wait_until("B to stop running the cancelled job", Duration::from_secs(10), || {
+        metric(&b, "nimber_jobs_running") == 0.0
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_of_a_killed_replica_is_resumed_by_another_after_its_lease_expires() {
+    let redis = Redis::start();
+    let lease = ["--shared-cache-lease-ms", "1000"];
+    let (mut a, b) = (replica(&redis, &lease), replica(&redis, &lease));
+    // Nine quick boards (10×1 … 10×9), then the 10×10 that takes minutes.
+    let name = a.client().await.explore(full_boards((10, 10), (1, 10))).await.unwrap().into_inner().name;
+    let mut on_b = operations(&b).await;
+    wait_for_job(&mut on_b, &name, Duration::from_secs(120), |progress| progress.items_done == 9).await;
+    a.kill();
+    let resumed = wait_for_job(&mut on_b, &name, Duration::from_secs(30), |progress| {
+        progress.times_resumed == 1 && progress.state() == ExploreState::Running
+    })
+    .await;
+    assert_eq!(job_progress(&resumed).items_done, 9, "the nine finished boards are not recomputed");
+    wait_until("B to run the job", Duration::from_secs(10), || metric(&b, "nimber_jobs_running") == 1.0);
+    on_b.cancel_operation(lro::CancelOperationRequest { name: name.clone() }).await.unwrap();
+    let done = on_b.wait_operation(lro::WaitOperationRequest { name, timeout: None }).await.unwrap().into_inner();
+    assert_eq!(job_progress(&done).state(), ExploreState::Cancelled);
 }

@@ -160,17 +160,18 @@ struct Queue {
 }
 
 /// At most one log line per interval for a recurring problem.
-struct RateLimit(Mutex<Option<Instant>>);
+pub(crate) struct RateLimit(Mutex<Option<Instant>>);
 
 impl RateLimit {
     const INTERVAL: Duration = Duration::from_secs(60);
 
-    fn new() -> Self {
+    /// A limit that allows a line at once.
+    pub(crate) fn new() -> Self {
         Self(Mutex::new(None))
     }
 
     /// Whether a line may be logged now (and if so, starts a new interval).
-    fn allow(&self) -> bool {
+    pub(crate) fn allow(&self) -> bool {
         let mut last = lock(&self.0);
         if last.is_some_and(|at| at.elapsed() < Self::INTERVAL) {
             return false;

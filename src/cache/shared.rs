@@ -126,10 +126,18 @@ impl SharedCacheConfig {
     pub fn target(&self) -> &str {
         &self.target
     }
+
+    /// A new connection whose connecting, sending and receiving are each bounded by the timeout.
+    pub fn connect(&self) -> redis::RedisResult<redis::Connection> {
+        let connection = self.client.get_connection_with_timeout(self.timeout)?;
+        connection.set_read_timeout(Some(self.timeout))?;
+        connection.set_write_timeout(Some(self.timeout))?;
+        Ok(connection)
+    }
 }
 
 /// The kind of a Redis error and, for errors of the server, its message (never the URL).
-fn describe(error: &redis::RedisError) -> String {
+pub(crate) fn describe(error: &redis::RedisError) -> String {
     match error.detail() {
         Some(detail) if !detail.contains('@') => format!("{:?}: {detail}", error.kind()),
         _ => format!("{:?}", error.kind()),
@@ -437,7 +445,7 @@ impl Inner {
         let pooled = lock(&self.idle).pop();
         let connection = match pooled {
             Some(connection) => Ok(connection),
-            None => self.connect(),
+            None => self.config.connect(),
         };
         let result =
             connection.and_then(|mut connection| operation(&mut connection).map(|answer| (answer, connection)));
@@ -466,14 +474,6 @@ impl Inner {
                 None
             }
         }
-    }
-
-    fn connect(&self) -> redis::RedisResult<redis::Connection> {
-        let timeout = self.config.timeout;
-        let connection = self.config.client.get_connection_with_timeout(timeout)?;
-        connection.set_read_timeout(Some(timeout))?;
-        connection.set_write_timeout(Some(timeout))?;
-        Ok(connection)
     }
 
     /// Decodes a value read from Redis: a hit, or a miss (absent, or damaged: counted as an error

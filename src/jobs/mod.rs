@@ -2,13 +2,15 @@
 //!
 //! A job is a validated [`family::Job`]; its record (request, progress, result or error) lives in
 //! its own sled database (`--jobs-dir`), separate from the memo store, which may be moved aside
-//! and rebuilt. Every finished item of a family is recorded there too, so a resumed job recomputes
+//! and rebuilt; with `--shared-cache` it lives in Redis instead, shared by the fleet
+//! ([`shared::RedisJobs`]). Every finished item of a family is recorded there too, so a resumed job recomputes
 //! nothing it had finished; finished board components come back through the memo. The
 //! [`runner::Runner`] runs jobs on its own threads; [`operations`] serves them over gRPC.
 
 pub mod family;
 pub mod operations;
 pub mod runner;
+pub mod shared;
 
 use std::path::Path;
 use std::time::SystemTime;
@@ -106,15 +108,110 @@ pub fn status(code: tonic::Code, message: impl Into<String>) -> Status {
     Status { code: code as i32, message: message.into(), details: Vec::new() }
 }
 
-/// The durable job list: records by name, request ids, finished family items.
+/// Why the job store failed: sled (the default) or Redis (with `--shared-cache`).
+#[derive(Debug)]
+pub enum StoreError {
+    /// The local sled job store failed.
+    Sled(sled::Error),
+    /// Redis failed or did not answer in time (the kind of error, never the URL).
+    Redis(String),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Sled(error) => write!(formatter, "{error}"),
+            StoreError::Redis(error) => write!(formatter, "the shared job store (Redis) failed: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl From<sled::Error> for StoreError {
+    fn from(error: sled::Error) -> Self {
+        StoreError::Sled(error)
+    }
+}
+
+impl From<redis::RedisError> for StoreError {
+    fn from(error: redis::RedisError) -> Self {
+        StoreError::Redis(crate::cache::shared::describe(&error))
+    }
+}
+
+/// A failed call of the job store.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The durable job list: records by name, request ids, finished family items, and (when shared
+/// by a fleet) who runs which job. Every call is blocking I/O: call from a blocking thread.
+pub trait JobRecords: Send + Sync {
+    /// A fresh operation name, unique among everyone using these records, increasing, so names
+    /// list in creation order.
+    fn new_name(&self) -> StoreResult<String>;
+
+    /// The record of `name`, if there is one (a record that does not decode counts as missing, and
+    /// is logged).
+    fn get(&self, name: &str) -> StoreResult<Option<JobRecord>>;
+
+    /// Saves `record`.
+    fn put(&self, record: &JobRecord) -> StoreResult<()>;
+
+    /// The name of the operation created for `request_id`, if any.
+    fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>>;
+
+    /// Saves a new `record`, reachable by its request id when it has one; if that request id names
+    /// an operation already, saves nothing and returns that operation's name.
+    fn create(&self, record: &JobRecord) -> StoreResult<Option<String>>;
+
+    /// Deletes a record, its request id and its items.
+    fn delete(&self, record: &JobRecord) -> StoreResult<()>;
+
+    /// Records after `after` (all when empty), in name order.
+    fn records_after<'a>(&'a self, after: &str) -> Box<dyn Iterator<Item = StoreResult<JobRecord>> + 'a>;
+
+    /// The indexes of the finished items of job `name`.
+    fn finished_items(&self, name: &str) -> StoreResult<std::collections::HashSet<u64>>;
+
+    /// Saves one finished item of job `name`.
+    fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<()>;
+
+    /// At most `limit` recorded rows of job `name`, from row `start` on, in order. A row that does
+    /// not decode is skipped (and logged).
+    fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>>;
+
+    /// Writes everything to durable storage.
+    fn flush(&self) -> StoreResult<()>;
+
+    /// Whether other replicas use these records too: then a job runs only under a lease
+    /// ([`JobRecords::claim`]), and unfinished jobs nobody holds are looked for periodically.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// Takes the lease of running job `name`: false if another replica holds it.
+    fn claim(&self, _name: &str) -> StoreResult<bool> {
+        Ok(true)
+    }
+
+    /// Gives the lease of job `name` back (its run ended or stopped).
+    fn release(&self, _name: &str) {}
+
+    /// Renews every lease this replica holds (called about once a second).
+    fn renew(&self) {}
+
+    /// The unfinished jobs whose lease nobody holds (their replica died or stopped).
+    fn unclaimed(&self) -> StoreResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+}
+
+/// The job store of one replica: a sled database of its own (`--jobs-dir`).
 pub struct JobStore {
     db: sled::Db,
     records: sled::Tree,
     request_ids: sled::Tree,
 }
-
-/// A damaged record or a failed write of the job store.
-pub type StoreResult<T> = Result<T, sled::Error>;
 
 impl JobStore {
     /// Opens (or creates) the job store in directory `path`.
@@ -136,42 +233,47 @@ impl JobStore {
         Ok(Self { db, records, request_ids })
     }
 
-    /// A fresh operation name: increasing, so names list in creation order.
-    pub fn new_name(&self) -> StoreResult<String> {
+    fn items(&self, name: &str) -> StoreResult<sled::Tree> {
+        Ok(self.db.open_tree(items_tree_name(name))?)
+    }
+}
+
+impl JobRecords for JobStore {
+    fn new_name(&self) -> StoreResult<String> {
         Ok(format!("{NAME_PREFIX}{:016x}", self.db.generate_id()?))
     }
 
-    /// The record of `name`, if there is one (a record that does not decode counts as missing, and
-    /// is logged).
-    pub fn get(&self, name: &str) -> StoreResult<Option<JobRecord>> {
+    fn get(&self, name: &str) -> StoreResult<Option<JobRecord>> {
         Ok(self.records.get(name)?.and_then(|bytes| decode_record(name, &bytes)))
     }
 
-    /// Saves `record`.
-    pub fn put(&self, record: &JobRecord) -> StoreResult<()> {
+    fn put(&self, record: &JobRecord) -> StoreResult<()> {
         self.records.insert(record.name.as_bytes(), record.encode_to_vec())?;
         Ok(())
     }
 
-    /// The name of the operation created for `request_id`, if any.
-    pub fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>> {
+    fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>> {
         Ok(self.request_ids.get(request_id)?.map(|name| String::from_utf8_lossy(&name).into_owned()))
     }
 
-    /// Saves a new `record`, reachable by its request id when it has one.
-    pub fn create(&self, record: &JobRecord) -> StoreResult<()> {
+    /// The runner creates records under its own lock, so looking the request id up first is enough.
+    fn create(&self, record: &JobRecord) -> StoreResult<Option<String>> {
+        let request_id = request_id(record);
+        if !request_id.is_empty() {
+            if let Some(name) = self.name_for_request_id(request_id)? {
+                return Ok(Some(name));
+            }
+        }
         self.put(record)?;
-        let request_id = record.request.as_ref().map_or("", |request| request.request_id.as_str());
         if !request_id.is_empty() {
             self.request_ids.insert(request_id, record.name.as_bytes())?;
         }
         self.db.flush()?;
-        Ok(())
+        Ok(None)
     }
 
-    /// Deletes a record, its request id and its items.
-    pub fn delete(&self, record: &JobRecord) -> StoreResult<()> {
-        let request_id = record.request.as_ref().map_or("", |request| request.request_id.as_str());
+    fn delete(&self, record: &JobRecord) -> StoreResult<()> {
+        let request_id = request_id(record);
         if !request_id.is_empty() {
             self.request_ids.remove(request_id)?;
         }
@@ -180,34 +282,33 @@ impl JobStore {
         Ok(())
     }
 
-    /// Records after `after` (all when empty), in name order.
-    pub fn records_after(&self, after: &str) -> impl Iterator<Item = JobRecord> + '_ {
+    fn records_after<'a>(&'a self, after: &str) -> Box<dyn Iterator<Item = StoreResult<JobRecord>> + 'a> {
         let start = std::ops::Bound::Excluded(after.as_bytes().to_vec());
         let range = if after.is_empty() {
             self.records.range::<Vec<u8>, _>(..)
         } else {
             self.records.range((start, std::ops::Bound::Unbounded))
         };
-        range.filter_map(|entry| {
-            let (name, bytes) = entry.ok()?;
-            decode_record(&String::from_utf8_lossy(&name), &bytes)
-        })
+        Box::new(range.filter_map(|entry| match entry {
+            Ok((name, bytes)) => decode_record(&String::from_utf8_lossy(&name), &bytes).map(Ok),
+            Err(error) => Some(Err(error.into())),
+        }))
     }
 
-    /// The finished items of job `name`: index → row.
-    pub fn items(&self, name: &str) -> StoreResult<sled::Tree> {
-        self.db.open_tree(items_tree_name(name))
+    fn finished_items(&self, name: &str) -> StoreResult<std::collections::HashSet<u64>> {
+        let mut indexes = std::collections::HashSet::new();
+        for key in self.items(name)?.iter().keys() {
+            indexes.extend(key?.as_ref().try_into().ok().map(u64::from_be_bytes));
+        }
+        Ok(indexes)
     }
 
-    /// Saves one finished item.
-    pub fn put_item(items: &sled::Tree, index: usize, row: &proto::ExploreRow) -> StoreResult<()> {
-        items.insert((index as u64).to_be_bytes(), row.encode_to_vec())?;
+    fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<()> {
+        self.items(name)?.insert(index.to_be_bytes(), row.encode_to_vec())?;
         Ok(())
     }
 
-    /// At most `limit` recorded rows of job `name`, from row `start` on, in order. A row that does
-    /// not decode is skipped (and logged).
-    pub fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>> {
+    fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>> {
         let items = self.items(name)?;
         let mut rows = Vec::new();
         for entry in items.range(start.to_be_bytes()..).take(limit) {
@@ -217,13 +318,18 @@ impl JobStore {
         Ok(rows)
     }
 
-    /// Writes everything to disk.
-    pub fn flush(&self) -> StoreResult<()> {
-        self.db.flush().map(|_| ())
+    fn flush(&self) -> StoreResult<()> {
+        self.db.flush()?;
+        Ok(())
     }
 }
 
-fn decode_row(name: &str, bytes: &[u8]) -> Option<proto::ExploreRow> {
+/// The request id of `record` (empty when it has none).
+pub(crate) fn request_id(record: &JobRecord) -> &str {
+    record.request.as_ref().map_or("", |request| request.request_id.as_str())
+}
+
+pub(crate) fn decode_row(name: &str, bytes: &[u8]) -> Option<proto::ExploreRow> {
     match proto::ExploreRow::decode(bytes) {
         Ok(row) => Some(row),
         Err(error) => {
@@ -237,7 +343,7 @@ fn items_tree_name(name: &str) -> String {
     format!("items/{name}")
 }
 
-fn decode_record(name: &str, bytes: &[u8]) -> Option<JobRecord> {
+pub(crate) fn decode_record(name: &str, bytes: &[u8]) -> Option<JobRecord> {
     match JobRecord::decode(bytes) {
         Ok(record) => Some(record),
         Err(error) => {

@@ -15,8 +15,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::family::{self, Family, Job};
-use super::{is_final, status, JobRecord, JobStore, StoreResult};
-use crate::cache::lock;
+use super::shared::RedisJobs;
+use super::{is_final, status, JobRecord, JobRecords, JobStore, StoreError, StoreResult};
+use crate::cache::{lock, RateLimit, SharedCacheConfig};
 use crate::convert::{self, InvalidArgument};
 use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, SearchContext, Stats, Value};
 use crate::google::longrunning::Operation;
@@ -35,6 +36,9 @@ pub struct JobsConfig {
     pub table_limit: usize,
     /// The most jobs waiting to run; Explore beyond it is RESOURCE_EXHAUSTED.
     pub max_queued: usize,
+    /// The fleet's Redis (`--shared-cache`): job records live there instead of in `dir`, any
+    /// replica answers for any job, and a job whose replica died is resumed by another.
+    pub shared: Option<SharedCacheConfig>,
 }
 
 /// The defaults documented in the README: `./nimber-jobs`, one job at a time, at most 1000
@@ -47,6 +51,7 @@ impl Default for JobsConfig {
             retention: Duration::from_secs(7 * 24 * 3600),
             table_limit: crate::games::DEFAULT_TABLE_LIMIT,
             max_queued: 1000,
+            shared: None,
         }
     }
 }
@@ -63,11 +68,11 @@ pub enum JobsError {
     /// Too many jobs are waiting to run (`--max-queued-jobs`).
     ResourceExhausted(String),
     /// The job store failed.
-    Store(sled::Error),
+    Store(StoreError),
 }
 
-impl From<sled::Error> for JobsError {
-    fn from(error: sled::Error) -> Self {
+impl From<StoreError> for JobsError {
+    fn from(error: StoreError) -> Self {
         JobsError::Store(error)
     }
 }
@@ -79,7 +84,7 @@ pub struct Runner {
 }
 
 struct Shared {
-    store: JobStore,
+    store: Box<dyn JobRecords>,
     memo: Arc<dyn Memo>,
     config: JobsConfig,
     queue: Mutex<VecDeque<String>>,
@@ -91,6 +96,8 @@ struct Shared {
     changes: tokio::sync::watch::Sender<u64>,
     /// How many runs ended, by final state: succeeded, failed, cancelled.
     ended: [AtomicU64; 3],
+    /// Failures of the checkpointer's store calls are logged at most once a minute.
+    checkpoint_warnings: RateLimit,
 }
 
 /// What the runner is doing, for the metrics.
@@ -213,7 +220,7 @@ enum Stopped {
     Interrupted(Interrupted),
     /// The stored request is no longer acceptable (a limit was lowered since it was accepted).
     Invalid(String),
-    Store(sled::Error),
+    Store(StoreError),
 }
 
 impl From<Interrupted> for Stopped {
@@ -222,8 +229,8 @@ impl From<Interrupted> for Stopped {
     }
 }
 
-impl From<sled::Error> for Stopped {
-    fn from(error: sled::Error) -> Self {
+impl From<StoreError> for Stopped {
+    fn from(error: StoreError) -> Self {
         Stopped::Store(error)
     }
 }
@@ -244,12 +251,18 @@ const DEFAULT_ROWS_PAGE: usize = 1000;
 const MAX_ROWS_PAGE: usize = 10_000;
 
 impl Runner {
-    /// Opens the job store in `config.dir`, queues every unfinished job (counting a resume for
-    /// each that was running), and starts the workers and the checkpointer.
+    /// Opens the job store (in `config.dir`, or the fleet's Redis), queues every unfinished job of
+    /// its own store (counting a resume for each that was running; with a shared store the
+    /// checkpointer finds them), and starts the workers and the checkpointer.
     pub fn start(config: JobsConfig, memo: Arc<dyn Memo>) -> anyhow::Result<Arc<Runner>> {
-        let store = JobStore::open(&config.dir)?;
+        let store: Box<dyn JobRecords> = match &config.shared {
+            Some(shared) => Box::new(RedisJobs::new(shared.clone())),
+            None => Box::new(JobStore::open(&config.dir)?),
+        };
         let mut queue = VecDeque::new();
-        for mut record in store.records_after("").collect::<Vec<_>>() {
+        let own_records = if store.is_shared() { Vec::new() } else { store.records_after("").collect() };
+        for record in own_records {
+            let mut record = record?;
             if record.is_done() {
                 continue;
             }
@@ -273,6 +286,7 @@ impl Runner {
             stopping: AtomicBool::new(false),
             changes: tokio::sync::watch::Sender::new(0),
             ended: Default::default(),
+            checkpoint_warnings: RateLimit::new(),
         });
         let mut threads = Vec::new();
         for index in 0..config.max_jobs.max(1) {
@@ -296,9 +310,7 @@ impl Runner {
         let _transition = lock(&shared.transitions);
         if !request.request_id.is_empty() {
             if let Some(name) = shared.store.name_for_request_id(&request.request_id)? {
-                if let Some(record) = shared.store.get(&name)? {
-                    return Ok(shared.overlay(record).operation());
-                }
+                return shared.existing(&name);
             }
         }
         let queued = lock(&shared.queue).len();
@@ -312,7 +324,9 @@ impl Runner {
         let progress = record.progress_mut();
         progress.set_state(ExploreState::Queued);
         progress.create_time = Some(SystemTime::now().into());
-        shared.store.create(&record)?;
+        if let Some(name) = shared.store.create(&record)? {
+            return shared.existing(&name);
+        }
         lock(&shared.queue).push_back(record.name.clone());
         shared.wake.notify_all();
         shared.changed();
@@ -343,6 +357,8 @@ impl Runner {
         record.finish(ExploreState::Cancelled, Some(status(tonic::Code::Cancelled, "cancelled by CancelOperation")));
         shared.store.put(&record)?;
         shared.store.flush()?;
+        // A cancelled job no longer waits: it frees its place in the queue (and the metric) at once.
+        lock(&shared.queue).retain(|queued| queued != name);
         shared.changed();
         Ok(())
     }
@@ -424,12 +440,11 @@ impl Runner {
             )));
         }
         let page_size = if page_size == 0 { DEFAULT_PAGE } else { page_size.min(MAX_PAGE) };
-        let mut matching = self
-            .shared
-            .store
-            .records_after(page_token)
-            .filter(|record| done.is_none_or(|done| record.is_done() == done));
-        let page: Vec<JobRecord> = matching.by_ref().take(page_size).collect();
+        let mut matching =
+            self.shared.store.records_after(page_token).filter(|record| {
+                record.as_ref().map_or(true, |record| done.is_none_or(|done| record.is_done() == done))
+            });
+        let page: Vec<JobRecord> = matching.by_ref().take(page_size).collect::<StoreResult<_>>()?;
         let next = if matching.next().is_some() { page.last().map(|record| record.name.clone()) } else { None };
         let operations = page.into_iter().map(|record| self.shared.overlay(record).operation()).collect();
         Ok((operations, next.unwrap_or_default()))
@@ -476,6 +491,12 @@ impl Shared {
         self.changes.send_modify(|generation| *generation += 1);
     }
 
+    /// The operation of existing job `name` (found by its request id).
+    fn existing(&self, name: &str) -> Result<Operation, JobsError> {
+        let record = self.store.get(name)?.ok_or_else(|| not_found(name))?;
+        Ok(self.overlay(record).operation())
+    }
+
     /// `record` with the live counters of its run, if it is running.
     fn overlay(&self, mut record: JobRecord) -> JobRecord {
         if let Some(live) = lock(&self.live).get(&record.name).cloned() {
@@ -506,18 +527,33 @@ impl Shared {
         let cpu_clock = thread_cpu_clock();
         while let Some(name) = self.next_job() {
             if let Err(error) = self.run(&name, cpu_clock) {
-                tracing::error!(name, %error, "the job store failed; the job resumes at the next start");
+                tracing::error!(name, %error, "the job store failed; the job resumes at the next start (or, in a fleet, once the store answers)");
             }
         }
     }
 
     /// Runs job `name` to its end (or until stopping) and saves its record.
+    /// With a shared store, only under the job's lease: a job another replica runs is skipped.
     fn run(&self, name: &str, cpu_clock: Option<libc::clockid_t>) -> StoreResult<()> {
+        if !self.store.claim(name)? {
+            return Ok(());
+        }
+        let result = self.run_claimed(name, cpu_clock);
+        self.store.release(name);
+        result
+    }
+
+    fn run_claimed(&self, name: &str, cpu_clock: Option<libc::clockid_t>) -> StoreResult<()> {
         let (record, live) = {
             let _transition = lock(&self.transitions);
             let Some(mut record) = self.store.get(name)? else { return Ok(()) };
             if record.is_done() {
                 return Ok(());
+            }
+            if record.state() == ExploreState::Running {
+                // Its replica died during the run (a local store marks these at the start).
+                record.progress_mut().times_resumed += 1;
+                tracing::info!(name, "resuming a job whose replica stopped");
             }
             record.progress_mut().set_state(ExploreState::Running);
             self.store.put(&record)?;
@@ -534,6 +570,11 @@ impl Shared {
         let _transition = lock(&self.transitions);
         lock(&self.live).remove(name);
         let Some(mut record) = self.store.get(name)? else { return Ok(()) };
+        if record.is_done() {
+            // Cancelled on another replica of the fleet meanwhile.
+            self.changed();
+            return Ok(());
+        }
         record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
         match outcome {
             Ok(Ok(result)) => {
@@ -646,12 +687,12 @@ impl Shared {
         add_stats: &dyn Fn(Stats),
     ) -> Result<(Vec<proto::ExploreRow>, u64), Stopped> {
         let items = family.items();
-        let recorded = self.store.items(name)?;
+        let recorded = self.store.finished_items(name)?;
         live.items_total.store(items.len() as u64, Ordering::Relaxed);
         live.items_done.store(recorded.len() as u64, Ordering::Relaxed);
         live.items_done_before_run.store(recorded.len() as u64, Ordering::Relaxed);
         for (index, item) in items.iter().enumerate() {
-            if recorded.contains_key((index as u64).to_be_bytes())? {
+            if recorded.contains(&(index as u64)) {
                 continue;
             }
             solver.budget.check()?;
@@ -672,16 +713,17 @@ impl Shared {
                 grundy: value.nimber(),
                 cached,
             };
-            JobStore::put_item(&recorded, index, &row)?;
+            self.store.put_item(name, index as u64, &row)?;
             live.items_done.fetch_add(1, Ordering::Relaxed);
             add_stats(solver.stats);
         }
         Ok((self.store.rows(name, 0, INLINE_ROWS)?, items.len() as u64))
     }
 
-    /// The checkpointer thread: once a second saves running jobs' progress and flushes the memo;
-    /// once a minute (or once per retention, if shorter) deletes finished operations past their
-    /// retention.
+    /// The checkpointer thread: once a second saves running jobs' progress, renews their leases
+    /// and flushes the memo; once a minute (or once per retention, if shorter) deletes finished
+    /// operations past their retention; with a shared store, every [`CHECKPOINT_EVERY`] queues
+    /// unfinished jobs nobody holds the lease of.
     fn checkpoints(&self) {
         let sweep_every = SWEEP_EVERY.min(self.config.retention);
         let mut last_sweep: Option<Instant> = None;
@@ -697,8 +739,18 @@ impl Shared {
                 return;
             }
             self.memo.flush();
+            self.store.renew();
             if let Err(error) = self.save_progress() {
-                tracing::warn!(%error, "saving job progress failed");
+                if self.checkpoint_warnings.allow() {
+                    tracing::warn!(%error, "saving job progress failed (one line a minute)");
+                }
+            }
+            if self.store.is_shared() {
+                if let Err(error) = self.adopt_unclaimed() {
+                    if self.checkpoint_warnings.allow() {
+                        tracing::warn!(%error, "looking for jobs of stopped replicas failed (one line a minute)");
+                    }
+                }
             }
             if last_sweep.is_none_or(|at| at.elapsed() >= sweep_every) {
                 last_sweep = Some(Instant::now());
@@ -719,6 +771,10 @@ impl Shared {
                 if !is_final(record.state()) {
                     record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
                     self.store.put(&record)?;
+                } else {
+                    // Cancelled on another replica of the fleet.
+                    live.cancelled_by_user.store(true, Ordering::Relaxed);
+                    live.cancel.store(true, Ordering::Relaxed);
                 }
             }
         }
@@ -729,12 +785,30 @@ impl Shared {
     fn sweep(&self) -> StoreResult<()> {
         let Some(cutoff) = SystemTime::now().checked_sub(self.config.retention) else { return Ok(()) };
         let cutoff: prost_types::Timestamp = cutoff.into();
-        for record in self.store.records_after("").collect::<Vec<_>>() {
+        for record in self.store.records_after("").collect::<StoreResult<Vec<_>>>()? {
             let ended = record.progress.as_ref().and_then(|progress| progress.end_time);
             if record.is_done() && ended.is_some_and(|end| (end.seconds, end.nanos) < (cutoff.seconds, cutoff.nanos)) {
                 let _transition = lock(&self.transitions);
                 self.store.delete(&record)?;
                 tracing::info!(name = record.name, "deleted an operation past its retention");
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Shared {
+    /// Queues the unfinished jobs of the shared store that nobody holds the lease of (not yet
+    /// started, or their replica died), unless queued or running here already.
+    fn adopt_unclaimed(&self) -> StoreResult<()> {
+        let unclaimed = self.store.unclaimed()?;
+        let mut queue = lock(&self.queue);
+        let live = lock(&self.live);
+        for name in unclaimed {
+            if !queue.contains(&name) && !live.contains_key(&name) {
+                tracing::info!(name, "queueing a job nobody runs");
+                queue.push_back(name);
+                self.wake.notify_all();
             }
         }
         Ok(())

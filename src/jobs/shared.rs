@@ -1,0 +1,346 @@
+//! The job store of a fleet (`--shared-cache`): job records in Redis, so that every replica answers
+//! for every job, and leases, so that each job runs on one replica at a time and a job whose
+//! replica died is resumed by another.
+//!
+//! # Key schema in Redis (next to the values of [`crate::cache::shared`])
+//! - `nimber:v1:\0jobs/next`: the counter of operation names (`INCR`), unique across the fleet;
+//! - `nimber:v1:\0jobs/names`: a sorted set of every operation name (all scored 0, so they sort
+//!   by name, which is creation order);
+//! - `nimber:v1:\0jobs/unfinished`: the set of the names of jobs not ended yet (a record that
+//!   ended is never written back as unfinished, so a cancel from another replica is not lost);
+//! - `nimber:v1:\0jobs/record/` ++ name: the prost-encoded [`JobRecord`];
+//! - `nimber:v1:\0jobs/request/` ++ request id: the name of its operation (`SET NX`, so a repeated
+//!   request maps to one operation across the fleet);
+//! - `nimber:v1:\0jobs/items/` ++ name: a hash, item index (decimal) -> prost-encoded row;
+//! - `nimber:v1:\0jobs/lease/` ++ name: the lease of the replica running the job, a random token
+//!   with an expiry (`SET NX PX`), renewed about once a second while it runs, deleted at its end.
+//!
+//! Every call is bounded by `--shared-cache-timeout-ms`; a failed call is a job-store error
+//! (UNAVAILABLE to the client), never a crash.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use prost::Message;
+
+use super::{decode_record, decode_row, request_id, JobRecord, JobRecords, StoreResult, NAME_PREFIX};
+use crate::cache::{lock, RateLimit, SharedCacheConfig};
+use crate::proto;
+
+/// The shortest lease of a job: leases are renewed by the checkpointer, about once a second.
+pub const SHORTEST_JOB_LEASE: Duration = Duration::from_secs(3);
+
+/// How many records one round trip reads when listing.
+const LIST_BATCH: usize = 100;
+
+/// Renews a lease if this replica still holds it (the token matches).
+const RENEW_SCRIPT: &str =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+
+/// Creates a record (KEYS[2]) under a request id (KEYS[1]) unless the id names an operation
+/// already: returns nothing when created, else that operation's name.
+const CREATE_SCRIPT: &str = "if redis.call('set', KEYS[1], ARGV[1], 'NX') then \
+     redis.call('set', KEYS[2], ARGV[2]) redis.call('zadd', KEYS[3], 0, ARGV[1]) \
+     redis.call('sadd', KEYS[4], ARGV[1]) return false \
+     else return redis.call('get', KEYS[1]) end";
+
+/// Saves a record of a job not ended (KEYS[1]) only while it is unfinished (in set KEYS[2]).
+const PUT_UNFINISHED_SCRIPT: &str =
+    "if redis.call('sismember', KEYS[2], ARGV[1]) == 1 then redis.call('set', KEYS[1], ARGV[2]) end return 0";
+
+/// Deletes a lease if this replica still holds it.
+const RELEASE_SCRIPT: &str =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+/// Job records in Redis, shared by the fleet.
+pub struct RedisJobs {
+    config: SharedCacheConfig,
+    lease: Duration,
+    connection: Mutex<Option<redis::Connection>>,
+    /// Leases held now: job name -> token.
+    leases: Mutex<HashMap<String, String>>,
+    tokens: Mutex<crate::random::SplitMix>,
+    /// Failed renewals and releases are logged at most once a minute.
+    warnings: RateLimit,
+}
+
+fn key(kind: &str, name: &str) -> Vec<u8> {
+    [crate::cache::shared::KEY_PREFIX, b"\0jobs/", kind.as_bytes(), b"/", name.as_bytes()].concat()
+}
+
+fn names_key() -> Vec<u8> {
+    [crate::cache::shared::KEY_PREFIX, b"\0jobs/names"].concat()
+}
+
+fn unfinished_key() -> Vec<u8> {
+    [crate::cache::shared::KEY_PREFIX, b"\0jobs/unfinished"].concat()
+}
+
+fn counter_key() -> Vec<u8> {
+    [crate::cache::shared::KEY_PREFIX, b"\0jobs/next"].concat()
+}
+
+impl RedisJobs {
+    /// Job records in the Redis of `config`, leases of `config.lease` (at least
+    /// [`SHORTEST_JOB_LEASE`]). Does not contact Redis.
+    pub fn new(config: SharedCacheConfig) -> Self {
+        let seed =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |t| t.as_nanos() as u64)
+                ^ (u64::from(std::process::id()) << 32);
+        Self {
+            lease: config.lease.max(SHORTEST_JOB_LEASE),
+            config,
+            connection: Mutex::new(None),
+            leases: Mutex::new(HashMap::new()),
+            tokens: Mutex::new(crate::random::SplitMix::new(seed ^ 0x6a6f6273)),
+            warnings: RateLimit::new(),
+        }
+    }
+
+    /// Runs one bounded call; a connection that failed is dropped and made anew next time.
+    fn call<T>(&self, operation: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>) -> StoreResult<T> {
+        let mut slot = lock(&self.connection);
+        let connection = match slot.as_mut() {
+            Some(connection) => connection,
+            None => slot.insert(self.config.connect()?),
+        };
+        let result = operation(connection);
+        if result.is_err() {
+            *slot = None;
+        }
+        Ok(result?)
+    }
+
+    fn lease_ms(&self) -> u64 {
+        self.lease.as_millis() as u64
+    }
+}
+
+impl JobRecords for RedisJobs {
+    fn new_name(&self) -> StoreResult<String> {
+        let id: u64 = self.call(|con| redis::cmd("INCR").arg(counter_key()).query(con))?;
+        Ok(format!("{NAME_PREFIX}{id:016x}"))
+    }
+
+    fn get(&self, name: &str) -> StoreResult<Option<JobRecord>> {
+        let bytes: Option<Vec<u8>> = self.call(|con| redis::cmd("GET").arg(key("record", name)).query(con))?;
+        Ok(bytes.and_then(|bytes| decode_record(name, &bytes)))
+    }
+
+    /// A record that ended is saved and leaves the unfinished set in one transaction; one not
+    /// ended is saved only while it is in that set (never over a record that ended meanwhile).
+    fn put(&self, record: &JobRecord) -> StoreResult<()> {
+        let (name, bytes) = (&record.name, record.encode_to_vec());
+        self.call(|con| {
+            if record.is_done() {
+                redis::pipe()
+                    .atomic()
+                    .cmd("SET")
+                    .arg(key("record", name))
+                    .arg(&bytes)
+                    .ignore()
+                    .cmd("SREM")
+                    .arg(unfinished_key())
+                    .arg(name)
+                    .ignore()
+                    .query::<()>(con)
+            } else {
+                redis::cmd("EVAL")
+                    .arg(PUT_UNFINISHED_SCRIPT)
+                    .arg(2)
+                    .arg(key("record", name))
+                    .arg(unfinished_key())
+                    .arg(name)
+                    .arg(&bytes)
+                    .query::<i64>(con)
+                    .map(drop)
+            }
+        })
+    }
+
+    fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>> {
+        self.call(|con| redis::cmd("GET").arg(key("request", request_id)).query(con))
+    }
+
+    /// One atomic step: with a request id, a script that creates only if the id is new; without, a
+    /// transaction.
+    fn create(&self, record: &JobRecord) -> StoreResult<Option<String>> {
+        let (name, bytes) = (&record.name, record.encode_to_vec());
+        let request_id = request_id(record);
+        self.call(|con| {
+            if request_id.is_empty() {
+                redis::pipe()
+                    .atomic()
+                    .cmd("SET")
+                    .arg(key("record", name))
+                    .arg(&bytes)
+                    .ignore()
+                    .cmd("ZADD")
+                    .arg(names_key())
+                    .arg(0)
+                    .arg(name)
+                    .ignore()
+                    .cmd("SADD")
+                    .arg(unfinished_key())
+                    .arg(name)
+                    .ignore()
+                    .query::<()>(con)
+                    .map(|()| None)
+            } else {
+                redis::cmd("EVAL")
+                    .arg(CREATE_SCRIPT)
+                    .arg(4)
+                    .arg(key("request", request_id))
+                    .arg(key("record", name))
+                    .arg(names_key())
+                    .arg(unfinished_key())
+                    .arg(name)
+                    .arg(&bytes)
+                    .query(con)
+            }
+        })
+    }
+
+    fn delete(&self, record: &JobRecord) -> StoreResult<()> {
+        let name = &record.name;
+        let request_id = request_id(record);
+        self.call(|con| {
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            if !request_id.is_empty() {
+                pipe.cmd("DEL").arg(key("request", request_id)).ignore();
+            }
+            pipe.cmd("DEL")
+                .arg(key("items", name))
+                .ignore()
+                .cmd("DEL")
+                .arg(key("record", name))
+                .ignore()
+                .cmd("ZREM")
+                .arg(names_key())
+                .arg(name)
+                .ignore()
+                .cmd("SREM")
+                .arg(unfinished_key())
+                .arg(name)
+                .ignore()
+                .query::<()>(con)
+        })
+    }
+
+    /// Reads the names once, then the records a hundred at a time as the caller goes on.
+    fn records_after<'a>(&'a self, after: &str) -> Box<dyn Iterator<Item = StoreResult<JobRecord>> + 'a> {
+        let from = if after.is_empty() { "-".to_string() } else { format!("({after}") };
+        let names: Vec<String> =
+            match self.call(|con| redis::cmd("ZRANGEBYLEX").arg(names_key()).arg(&from).arg("+").query(con)) {
+                Ok(names) => names,
+                Err(error) => return Box::new(std::iter::once(Err(error))),
+            };
+        let batches = names.chunks(LIST_BATCH).map(<[String]>::to_vec).collect::<Vec<_>>();
+        Box::new(batches.into_iter().flat_map(move |batch| {
+            let keys: Vec<Vec<u8>> = batch.iter().map(|name| key("record", name)).collect();
+            let found: StoreResult<Vec<Option<Vec<u8>>>> = self.call(|con| redis::cmd("MGET").arg(&keys).query(con));
+            let records: Vec<StoreResult<JobRecord>> = match found {
+                Ok(found) => batch
+                    .iter()
+                    .zip(found)
+                    .filter_map(|(name, bytes)| bytes.and_then(|bytes| decode_record(name, &bytes)).map(Ok))
+                    .collect(),
+                Err(error) => vec![Err(error)],
+            };
+            records
+        }))
+    }
+
+    fn finished_items(&self, name: &str) -> StoreResult<HashSet<u64>> {
+        let fields: Vec<String> = self.call(|con| redis::cmd("HKEYS").arg(key("items", name)).query(con))?;
+        Ok(fields.iter().filter_map(|field| field.parse().ok()).collect())
+    }
+
+    fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<()> {
+        self.call(|con| redis::cmd("HSET").arg(key("items", name)).arg(index).arg(row.encode_to_vec()).query(con))
+    }
+
+    /// The rows of a succeeded job are the items `0..total_rows`, all present.
+    fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let fields: Vec<u64> = (start..start.saturating_add(limit as u64)).collect();
+        let found: Vec<Option<Vec<u8>>> =
+            self.call(|con| redis::cmd("HMGET").arg(key("items", name)).arg(&fields).query(con))?;
+        Ok(found.into_iter().flatten().filter_map(|bytes| decode_row(name, &bytes)).collect())
+    }
+
+    /// Every write is in Redis when its call returns.
+    fn flush(&self) -> StoreResult<()> {
+        Ok(())
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    fn claim(&self, name: &str) -> StoreResult<bool> {
+        let token = format!("{:016x}", lock(&self.tokens).next_u64());
+        let set: Option<String> = self.call(|con| {
+            redis::cmd("SET").arg(key("lease", name)).arg(&token).arg("NX").arg("PX").arg(self.lease_ms()).query(con)
+        })?;
+        if set.is_some() {
+            lock(&self.leases).insert(name.to_string(), token);
+        }
+        Ok(set.is_some())
+    }
+
+    fn release(&self, name: &str) {
+        let Some(token) = lock(&self.leases).remove(name) else { return };
+        if let Err(error) = self.call(|con| {
+            redis::cmd("EVAL").arg(RELEASE_SCRIPT).arg(1).arg(key("lease", name)).arg(&token).query::<i64>(con)
+        }) {
+            if self.warnings.allow() {
+                tracing::warn!(name, %error, "releasing a job's lease failed; it expires by itself (one line a minute)");
+            }
+        }
+    }
+
+    fn renew(&self) {
+        let leases: Vec<(String, String)> = lock(&self.leases).iter().map(|(n, t)| (n.clone(), t.clone())).collect();
+        if leases.is_empty() {
+            return;
+        }
+        let result = self.call(|con| {
+            let mut pipe = redis::pipe();
+            for (name, token) in &leases {
+                pipe.cmd("EVAL")
+                    .arg(RENEW_SCRIPT)
+                    .arg(1)
+                    .arg(key("lease", name))
+                    .arg(token)
+                    .arg(self.lease_ms())
+                    .ignore();
+            }
+            pipe.query::<()>(con)
+        });
+        if let Err(error) = result {
+            if self.warnings.allow() {
+                tracing::warn!(%error, "renewing the leases of running jobs failed (one line a minute)");
+            }
+        }
+    }
+
+    fn unclaimed(&self) -> StoreResult<Vec<String>> {
+        let unfinished: Vec<String> = self.call(|con| redis::cmd("SMEMBERS").arg(unfinished_key()).query(con))?;
+        if unfinished.is_empty() {
+            return Ok(unfinished);
+        }
+        let leased: Vec<bool> = self.call(|con| {
+            let mut pipe = redis::pipe();
+            for name in &unfinished {
+                pipe.cmd("EXISTS").arg(key("lease", name));
+            }
+            pipe.query(con)
+        })?;
+        Ok(unfinished.into_iter().zip(leased).filter(|(_, leased)| !leased).map(|(name, _)| name).collect())
+    }
+}
