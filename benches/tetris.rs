@@ -5,13 +5,13 @@
 //! whole-board bitmasks. `NIMBER_BENCH_LARGE=1` also solves 10×10 and ever larger full boards, 10 minutes each at most.
 //! Solves run after a first one that builds the process-wide table of small sets (reported).
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use nimber::games::tetris::Board;
 use nimber::games::{Budget, Game, Interrupted, Nimber, NoMemo, SearchContext};
 use nimber::judge::{judge, Problem};
 use nimber::random::SplitMix;
+use nimber::testing::BoardBruteForce as Plain;
 
 fn full(height: usize, width: usize) -> Vec<String> {
     vec!["0".repeat(width); height]
@@ -59,51 +59,6 @@ fn contest_boards(count: usize, seed: u64, walls: bool) -> Vec<Vec<String>> {
 /// The boards in HDU 1760's input format.
 fn judge_input(boards: &[Vec<String>]) -> String {
     boards.iter().map(|rows| format!("{} {}\n{}\n", rows.len(), rows[0].len(), rows.join("\n"))).collect()
-}
-
-/// The plain baseline: Grundy values of whole boards as bitmasks of free cells (`N·M ≤ 64`),
-/// memoized in a `HashMap`, no splitting, no symmetry.
-struct Plain {
-    squares: Vec<u64>,
-    memo: HashMap<u64, u64>,
-}
-
-impl Plain {
-    fn new(rows: &[String]) -> (Plain, u64) {
-        let (height, width) = (rows.len(), rows[0].len());
-        let mut free = 0u64;
-        for (r, row) in rows.iter().enumerate() {
-            for (c, ch) in row.bytes().enumerate() {
-                if ch == b'0' {
-                    free |= 1 << (r * width + c);
-                }
-            }
-        }
-        let mut squares = Vec::new();
-        for r in 0..height.saturating_sub(1) {
-            for c in 0..width.saturating_sub(1) {
-                let at = r * width + c;
-                squares.push(1 << at | 1 << (at + 1) | 1 << (at + width) | 1 << (at + width + 1));
-            }
-        }
-        (Plain { squares, memo: HashMap::new() }, free)
-    }
-
-    fn grundy(&mut self, free: u64) -> u64 {
-        if let Some(&g) = self.memo.get(&free) {
-            return g;
-        }
-        let mut seen = 0u128;
-        for i in 0..self.squares.len() {
-            let square = self.squares[i];
-            if free & square == square {
-                seen |= 1 << self.grundy(free & !square);
-            }
-        }
-        let g = u64::from((!seen).trailing_zeros());
-        self.memo.insert(free, g);
-        g
-    }
 }
 
 /// Solve a board cold; its value and the time taken.
@@ -173,9 +128,9 @@ fn compare_on_hardest_contest_boards(walls: bool) {
     let mut candidates: Vec<(usize, Vec<String>)> = contest_boards(200, 1760, walls)
         .into_iter()
         .map(|rows| {
-            let (mut plain, free) = Plain::new(&rows);
+            let (mut plain, free) = Plain::for_rows(&rows);
             plain.grundy(free);
-            (plain.memo.len(), rows)
+            (plain.states(), rows)
         })
         .collect();
     candidates.sort_by_key(|(states, _)| std::cmp::Reverse(*states));
@@ -197,7 +152,7 @@ fn compare_on_hardest_contest_boards(walls: bool) {
     let start = Instant::now();
     let mut plain_output = String::new();
     for rows in &boards {
-        let (mut plain, free) = Plain::new(rows);
+        let (mut plain, free) = Plain::for_rows(rows);
         plain_output.push_str(if plain.grundy(free) != 0 { "Yes\n" } else { "No\n" });
     }
     let plain_time = start.elapsed();
