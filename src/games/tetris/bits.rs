@@ -430,8 +430,24 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     /// The image of a set lying in the `height`×`width` box at the origin under `symmetry` (one
     /// that [fits](PlacementSet::fits)).
     fn image(self, height: usize, width: usize, symmetry: Symmetry) -> Self {
-        let (rows, height, _) = self.image_rows(height, width, symmetry);
-        Self::from_rows(rows.into_iter().take(height))
+        if symmetry.transposes {
+            let (rows, height, _) = self.image_rows(height, width, symmetry);
+            return Self::from_rows(rows.into_iter().take(height));
+        }
+        self.flipped(height, width, symmetry)
+    }
+
+    /// The image of a set lying in the `height`×`width` box at the origin under the reversals of
+    /// `symmetry` (not its transposition).
+    fn flipped(self, height: usize, width: usize, symmetry: Symmetry) -> Self {
+        Self::from_rows((0..height).map(|r| {
+            let row = self.row(if symmetry.reverses_rows { height - 1 - r } else { r });
+            if symmetry.reverses_columns {
+                row.reverse_bits() >> (64 - width)
+            } else {
+                row
+            }
+        }))
     }
 
     /// The canonical form of a set at the origin of the given size: the least of its images
@@ -509,6 +525,33 @@ impl PlacementSet for Grid {
     fn word(self) -> Wide<4> {
         self.0
     }
+    fn image(self, height: usize, width: usize, symmetry: Symmetry) -> Grid {
+        if symmetry.transposes {
+            Grid(Wide(transpose_16(self.0 .0))).flipped(width, height, symmetry)
+        } else {
+            self.flipped(height, width, symmetry)
+        }
+    }
+}
+
+/// The transpose of a 16×16 bit matrix stored as 16 rows of 16 bits (row `r` in bits
+/// `16·r..16·r + 16`), by swapping blocks of 8, 4, 2 and 1.
+fn transpose_16(words: [u64; 4]) -> [u64; 4] {
+    let mut rows: [u16; 16] = std::array::from_fn(|r| (words[r / 4] >> (16 * (r % 4))) as u16);
+    let mut j = 8;
+    let mut mask: u16 = 0x00FF;
+    while j != 0 {
+        let mut k = 0;
+        while k < 16 {
+            let t = ((rows[k] >> j) ^ rows[k + j]) & mask;
+            rows[k + j] ^= t;
+            rows[k] ^= t << j;
+            k = (k + j + 1) & !j;
+        }
+        j >>= 1;
+        mask ^= mask << j;
+    }
+    std::array::from_fn(|w| (0..4).fold(0, |word, i| word | u64::from(rows[4 * w + i]) << (16 * i)))
 }
 
 /// Components longer than 16 placements, turned to lie along the rows: 16 rows of 64 in 1024 bits.

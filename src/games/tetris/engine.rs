@@ -147,8 +147,9 @@ enum Kind {
     Band(Band),
     /// By search, under its canonical form in a 16×16 grid.
     Grid(Grid),
-    /// By search, under its canonical form in a long band (longer than 16).
-    Long(LongBand),
+    /// By search, under its canonical form in a long band (longer than 16; boxed, so that a
+    /// kind stays small to move).
+    Long(Box<LongBand>),
 }
 
 /// Evaluates `$body` with `$set` bound to the set of a searched [`Kind`], or `$direct` with
@@ -160,7 +161,10 @@ macro_rules! each_kind {
             Kind::Window($set) => $body,
             Kind::Band($set) => $body,
             Kind::Grid($set) => $body,
-            Kind::Long($set) => $body,
+            Kind::Long(boxed) => {
+                let $set = &**boxed;
+                $body
+            }
         }
     };
 }
@@ -213,7 +217,7 @@ fn kind_of<S: PlacementSet>(set: S) -> Kind {
     } else if along <= 16 {
         Kind::Grid(origin.convert::<Grid>(height, width, Symmetry::IDENTITY).canonical(height, width))
     } else {
-        Kind::Long(origin.convert::<LongBand>(height, width, turn).canonical(across, along))
+        Kind::Long(Box::new(origin.convert::<LongBand>(height, width, turn).canonical(across, along)))
     }
 }
 
@@ -221,6 +225,9 @@ fn kind_of<S: PlacementSet>(set: S) -> Kind {
 trait Shape: PlacementSet {
     /// The engine's table for sets of this shape.
     fn table(tables: &mut Tables) -> &mut Table<Self, Knowledge>;
+
+    /// The engine's spare option lists for sets of this shape.
+    fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Self)>>;
 
     /// How the value of a connected, non-empty set is found.
     fn kind(self) -> Kind {
@@ -231,6 +238,10 @@ trait Shape: PlacementSet {
 impl Shape for Window {
     fn table(tables: &mut Tables) -> &mut Table<Window, Knowledge> {
         &mut tables.window
+    }
+
+    fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Window)>> {
+        &mut spare.windows
     }
 
     fn kind(self) -> Kind {
@@ -244,11 +255,19 @@ impl Shape for Band {
     fn table(tables: &mut Tables) -> &mut Table<Band, Knowledge> {
         &mut tables.band
     }
+
+    fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Band)>> {
+        &mut spare.bands
+    }
 }
 
 impl Shape for Grid {
     fn table(tables: &mut Tables) -> &mut Table<Grid, Knowledge> {
         &mut tables.grid
+    }
+
+    fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Grid)>> {
+        &mut spare.grids
     }
 }
 
@@ -256,24 +275,40 @@ impl Shape for LongBand {
     fn table(tables: &mut Tables) -> &mut Table<LongBand, Knowledge> {
         &mut tables.long
     }
+
+    fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, LongBand)>> {
+        &mut spare.long_bands
+    }
 }
 
 /// The options of a set in canonical form (for each placement, the set without it and its
 /// neighbours; of options a symmetry of the set maps onto each other, one), in the order to try
 /// them (see [`rank`]), each with its rank.
-fn ordered_options<S: PlacementSet>(set: S) -> Vec<(u32, S)> {
+///
+/// A stable counting sort (ranks are below [`RANKS`]) from `unsorted` (left empty) into `ranked`.
+fn ordered_options<S: PlacementSet>(set: S, unsorted: &mut Vec<(u32, S)>, ranked: &mut Vec<(u32, S)>) {
     let (_, height, width) = set.at_origin();
     let size = set.len();
-    let mut ranked: Vec<(u32, S)> = set
-        .distinct_options()
-        .map(|(p, option)| {
-            let (row, column) = ((p / S::STRIDE) as usize, (p % S::STRIDE) as usize);
-            (rank(row, column, height, width, size - option.len()), option)
-        })
-        .collect();
-    ranked.sort_by_key(|&(rank, _)| rank);
-    ranked
+    let mut start = [0usize; RANKS + 1];
+    unsorted.extend(set.distinct_options().map(|(p, option)| {
+        let (row, column) = ((p / S::STRIDE) as usize, (p % S::STRIDE) as usize);
+        let rank = rank(row, column, height, width, size - option.len()).min(RANKS as u32 - 1);
+        start[rank as usize + 1] += 1;
+        (rank, option)
+    }));
+    for r in 1..start.len() {
+        start[r] += start[r - 1];
+    }
+    ranked.resize(unsorted.len(), (0, S::default()));
+    for &(rank, option) in unsorted.iter() {
+        ranked[start[rank as usize]] = (rank, option);
+        start[rank as usize] += 1;
+    }
+    unsorted.clear();
 }
+
+/// Ranks are below this: a placement is off the centre by at most `(15 + 63)`, plus `2·9`.
+const RANKS: usize = 128;
 
 /// The rank of the option playing the placement at `(row, column)` of a set at the origin of
 /// `height`×`width`, which removes `removed` placements (at most 9): options are tried by
@@ -292,6 +327,16 @@ struct Tables {
     band: Table<Band, Knowledge>,
     grid: Table<Grid, Knowledge>,
     long: Table<LongBand, Knowledge>,
+}
+
+/// Lists kept from one search to the next, so that searching a component allocates nothing.
+#[derive(Default)]
+struct Spare {
+    windows: Vec<Vec<(u32, Window)>>,
+    bands: Vec<Vec<(u32, Band)>>,
+    grids: Vec<Vec<(u32, Grid)>>,
+    long_bands: Vec<Vec<(u32, LongBand)>>,
+    reduced: Vec<Vec<Option<Reduced>>>,
 }
 
 /// An option reduced to one question: it has value `t` iff `asked` (a component and its number
@@ -359,6 +404,7 @@ pub fn value_without_search(set: BoardPlacements, lookup: &dyn Fn(&[u8]) -> Opti
 pub struct Engine<'s, 'a> {
     solver: &'s mut Solver<'a>,
     tables: Tables,
+    spare: Spare,
     /// Bytes the tables may still allocate.
     table_room: usize,
     nodes: u64,
@@ -368,7 +414,7 @@ impl<'s, 'a> Engine<'s, 'a> {
     /// An engine that knows nothing yet.
     pub fn new(solver: &'s mut Solver<'a>) -> Self {
         let table_room = solver.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize);
-        Engine { solver, tables: Tables::default(), table_room, nodes: 0 }
+        Engine { solver, tables: Tables::default(), spare: Spare::default(), table_room, nodes: 0 }
     }
 
     /// The value of a set of placements (the XOR of its components' values); the components
@@ -462,12 +508,12 @@ impl<'s, 'a> Engine<'s, 'a> {
             return Ok(value);
         }
         let work_before = self.nodes;
-        let options = ordered_options(key);
-        let mut reduced = vec![None; options.len()];
+        let (options, mut reduced) = self.options_of(key);
         // `size ≤ MAX_PLACEMENTS < u8::MAX`; if no value below `size` is absent from the options,
         // the value is `size` (see [`Engine`]).
         let size = size as u8;
         let value = self.least_absent(&mut known, &options, &mut reduced, size - 1, None)?.unwrap_or(size);
+        self.recycle(options, reduced);
         self.settled(key, value, work_before, memoize);
         Ok(value)
     }
@@ -481,20 +527,22 @@ impl<'s, 'a> Engine<'s, 'a> {
             return Ok(value == target);
         }
         let work_before = self.nodes;
-        let options = ordered_options(key);
-        let mut reduced = vec![None; options.len()];
+        let (options, mut reduced) = self.options_of(key);
         // A value no option has, once found.
         let mut absent = None;
         if !known.has_option_of(target) {
             // An option of value `target` says no at once.
             if self.some_option_has_value(&options, &mut reduced, target)? {
+                self.recycle(options, reduced);
                 known.note_option_of(target);
                 self.remember(key, known.with_cost(self.nodes - work_before));
                 return Ok(false);
             }
             absent = Some(target);
         }
-        match self.least_absent(&mut known, &options, &mut reduced, target, absent)? {
+        let least_absent = self.least_absent(&mut known, &options, &mut reduced, target, absent)?;
+        self.recycle(options, reduced);
+        match least_absent {
             Some(value) => {
                 self.settled(key, value, work_before, Memoize::WhenCostly);
                 Ok(value == target)
@@ -504,6 +552,28 @@ impl<'s, 'a> Engine<'s, 'a> {
                 Ok(false)
             }
         }
+    }
+
+    /// The ranked options of a component in canonical form (see [`ordered_options`]), with room
+    /// for each reduced, in lists from [`Spare`].
+    #[allow(clippy::type_complexity)]
+    fn options_of<S: Shape>(&mut self, key: S) -> (Vec<(u32, S)>, Vec<Option<Reduced>>) {
+        let spare = S::spare(&mut self.spare);
+        let mut options = spare.pop().unwrap_or_default();
+        let mut unsorted = spare.pop().unwrap_or_default();
+        ordered_options(key, &mut unsorted, &mut options);
+        S::spare(&mut self.spare).push(unsorted);
+        let mut reduced = self.spare.reduced.pop().unwrap_or_default();
+        reduced.resize(options.len(), None);
+        (options, reduced)
+    }
+
+    /// Give lists from [`Engine::options_of`] back to [`Spare`].
+    fn recycle<S: Shape>(&mut self, mut options: Vec<(u32, S)>, mut reduced: Vec<Option<Reduced>>) {
+        options.clear();
+        S::spare(&mut self.spare).push(options);
+        reduced.clear();
+        self.spare.reduced.push(reduced);
     }
 
     /// The least value up to `last` that no option has (`absent` is one known to be), if there
