@@ -151,14 +151,17 @@ impl<const N: usize> Shl<u32> for Wide<N> {
     /// Towards higher bits; bits shifted past the top are lost (any `k`).
     fn shl(self, k: u32) -> Self {
         let (words, bits) = ((k / 64) as usize, k % 64);
-        let mut out = [0; N];
-        for i in words..N {
-            out[i] = self.0[i - words] << bits;
-            if bits > 0 && i > words {
-                out[i] |= self.0[i - words - 1] >> (64 - bits);
+        Wide(std::array::from_fn(|i| {
+            if i < words {
+                return 0;
             }
-        }
-        Wide(out)
+            let word = self.0[i - words] << bits;
+            if bits > 0 && i > words {
+                word | self.0[i - words - 1] >> (64 - bits)
+            } else {
+                word
+            }
+        }))
     }
 }
 
@@ -167,14 +170,17 @@ impl<const N: usize> Shr<u32> for Wide<N> {
     /// Towards lower bits (any `k`).
     fn shr(self, k: u32) -> Self {
         let (words, bits) = ((k / 64) as usize, k % 64);
-        let mut out = [0; N];
-        for i in 0..N.saturating_sub(words) {
-            out[i] = self.0[i + words] >> bits;
-            if bits > 0 && i + words + 1 < N {
-                out[i] |= self.0[i + words + 1] << (64 - bits);
+        Wide(std::array::from_fn(|i| {
+            if i + words >= N {
+                return 0;
             }
-        }
-        Wide(out)
+            let word = self.0[i + words] >> bits;
+            if bits > 0 && i + words + 1 < N {
+                word | self.0[i + words + 1] << (64 - bits)
+            } else {
+                word
+            }
+        }))
     }
 }
 
