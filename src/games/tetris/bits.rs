@@ -10,7 +10,7 @@
 //! | [`Band`](super::band::Band) | `u128` | 8 × 16 | components at most 8 across and 9 to 16 long |
 //! | [`Grid`] | 256 bits | 16 × 16 | components 9 to 16 both ways |
 //! | [`LongBand`] | 1024 bits | 16 × 64 | components longer than 16 (boards with a side over 17) |
-//! | [`BoardPlacements`] | 4096 bits | 64 × 64 | the placements of a whole board |
+//! | [`BoardPlacements`] | 1024 bits | 16 × 64 | the placements of a whole board (turned if higher) |
 //!
 //! Every component of a board of at most [`MAX_CELLS`](super::MAX_CELLS) cells fits one of the
 //! first four once turned so that it is no higher than wide: a component of `h×w` placements
@@ -576,18 +576,19 @@ impl PlacementSet for LongBand {
     }
 }
 
-/// The placements of a whole board, as it lies: 64 rows of 64 in 4096 bits.
+/// The placements of a whole board: 16 rows of 64 in 1024 bits (a board with more rows of
+/// placements has at most 15 columns of them, and is stored turned).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct BoardPlacements(pub Wide<64>);
+pub struct BoardPlacements(pub Wide<16>);
 
 impl PlacementSet for BoardPlacements {
-    type Word = Wide<64>;
+    type Word = Wide<16>;
     const STRIDE: u32 = 64;
-    const FIRST_COLUMN: Wide<64> = Wide::splat(1);
-    fn from_word(word: Wide<64>) -> Self {
+    const FIRST_COLUMN: Wide<16> = Wide::splat(1);
+    fn from_word(word: Wide<16>) -> Self {
         BoardPlacements(word)
     }
-    fn word(self) -> Wide<64> {
+    fn word(self) -> Wide<16> {
         self.0
     }
 }

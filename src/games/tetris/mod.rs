@@ -207,19 +207,57 @@ impl Board {
             .collect()
     }
 
-    /// The placements available: bit `64·r + c` for the square with top-left cell `(r, c)`, 0-based.
+    /// Whether [`Board::placements`] holds the placements turned: a board with more rows of
+    /// placements than a [`BoardPlacements`] holds has at most 15 columns of them (it has at
+    /// most [`MAX_CELLS`] cells), which fit its rows.
+    fn turned(&self) -> bool {
+        self.height > BoardPlacements::ROWS as usize + 1
+    }
+
+    /// The placements available: bit `64·r + c` for the square with top-left cell `(r, c)`,
+    /// 0-based, or `(c, r)` on a [turned](Board::turned) board.
     fn placements(&self) -> BoardPlacements {
         let last_column = u64::MAX >> (64 - self.width) >> 1;
-        BoardPlacements::from_rows((0..self.height.saturating_sub(1)).map(|r| {
+        let rows = (0..self.height.saturating_sub(1)).map(|r| {
             let both = self.free[r] & self.free[r + 1];
             both & both >> 1 & last_column
-        }))
+        });
+        if !self.turned() {
+            return BoardPlacements::from_rows(rows);
+        }
+        let mut columns = [0u64; MAX_SIDE];
+        for (r, row) in rows.enumerate() {
+            for (c, column) in columns.iter_mut().enumerate().take(self.width) {
+                *column |= (row >> c & 1) << r;
+            }
+        }
+        BoardPlacements::from_rows(columns.into_iter().take(self.width))
+    }
+
+    /// The placements available as bit indices of [`Board::placements`], in row-major order of
+    /// the board.
+    fn placement_indices(&self) -> Vec<u32> {
+        let set = self.placements();
+        if !self.turned() {
+            return set.iter().collect();
+        }
+        let stride = BoardPlacements::STRIDE as usize;
+        let columns = self.width.saturating_sub(1);
+        (0..self.height - 1)
+            .flat_map(|r| (0..columns).map(move |c| (c * stride + r) as u32))
+            .filter(|&p| set.contains(p))
+            .collect()
     }
 
     /// The placement of bit index `p` of [`Board::placements`].
-    fn placement(p: u32) -> Placement {
+    fn placement(&self, p: u32) -> Placement {
         let stride = BoardPlacements::STRIDE;
-        Placement { row: (p / stride) as usize + 1, column: (p % stride) as usize + 1 }
+        let (major, minor) = ((p / stride) as usize + 1, (p % stride) as usize + 1);
+        if self.turned() {
+            Placement { row: minor, column: major }
+        } else {
+            Placement { row: major, column: minor }
+        }
     }
 
     /// The board's value if it needs no search: one whose every searched
@@ -249,13 +287,13 @@ impl Board {
         total: u64,
         engine: &mut Engine,
     ) -> Result<Option<Placement>, Interrupted> {
-        for p in self.placements().iter() {
+        for p in self.placement_indices() {
             let Some(&(part, value)) = parts.iter().find(|(part, _)| part.contains(p)) else {
                 continue;
             };
             let rest = part.without(BoardPlacements::overlapping(p));
             if total ^ u64::from(value) ^ engine.value_of_set(rest)? == target {
-                return Ok(Some(Board::placement(p)));
+                return Ok(Some(self.placement(p)));
             }
         }
         Ok(None)
@@ -271,7 +309,7 @@ impl Game for Board {
     }
 
     fn moves(&self) -> Box<dyn Iterator<Item = Placement> + '_> {
-        Box::new(self.placements().iter().map(Board::placement))
+        Box::new(self.placement_indices().into_iter().map(|p| self.placement(p)))
     }
 
     fn play(&self, mv: &Placement) -> Board {

@@ -439,6 +439,11 @@ fn moves_are_row_major_and_play_blocks_the_square() {
     assert_eq!((after.height(), after.width()), (3, 3));
     assert!(after.is_free(1, 1) && !after.is_free(1, 2) && !after.is_free(4, 1));
     assert_eq!(board(&["..#", "#.."]).rows(), ["001", "100"]);
+    // A board too high for its placements to lie as they are: still row-major.
+    let tall: Vec<Placement> = full(30, 3).moves().collect();
+    let expected: Vec<Placement> =
+        (1..=29).flat_map(|row| (1..=2).map(move |column| Placement { row, column })).collect();
+    assert_eq!(tall, expected);
     // Squares off the board block nothing.
     assert_eq!(b.play(&Placement { row: usize::MAX, column: 3 }), b);
 }
