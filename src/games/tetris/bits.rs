@@ -50,6 +50,10 @@ pub trait Word:
     fn without_lowest(self) -> Self;
     /// Only the lowest set bit.
     fn lowest(self) -> Self;
+    /// The 64 bits from bit `offset` on (those past the top are 0).
+    fn bits_at(self, offset: u32) -> u64;
+    /// The word with `bits` ORed in from bit `offset` on (bits past the top are lost).
+    fn with_bits_at(self, bits: u64, offset: u32) -> Self;
     /// Whether no bit is set.
     fn is_zero(self) -> bool {
         self == Self::default()
@@ -81,6 +85,12 @@ macro_rules! primitive_word {
             }
             fn lowest(self) -> Self {
                 self & self.wrapping_neg()
+            }
+            fn bits_at(self, offset: u32) -> u64 {
+                (self >> offset) as u64
+            }
+            fn with_bits_at(self, bits: u64, offset: u32) -> Self {
+                self | (bits as $t) << offset
             }
         }
     )*};
@@ -149,6 +159,7 @@ impl<const N: usize> Not for Wide<N> {
 impl<const N: usize> Shl<u32> for Wide<N> {
     type Output = Self;
     /// Towards higher bits; bits shifted past the top are lost (any `k`).
+    #[inline(always)]
     fn shl(self, k: u32) -> Self {
         let (words, bits) = ((k / 64) as usize, k % 64);
         Wide(std::array::from_fn(|i| {
@@ -168,6 +179,7 @@ impl<const N: usize> Shl<u32> for Wide<N> {
 impl<const N: usize> Shr<u32> for Wide<N> {
     type Output = Self;
     /// Towards lower bits (any `k`).
+    #[inline(always)]
     fn shr(self, k: u32) -> Self {
         let (words, bits) = ((k / 64) as usize, k % 64);
         Wide(std::array::from_fn(|i| {
@@ -222,6 +234,26 @@ impl<const N: usize> Word for Wide<N> {
             words[i] = self.0[i] & self.0[i].wrapping_neg();
         }
         Wide(words)
+    }
+    #[inline]
+    fn bits_at(self, offset: u32) -> u64 {
+        let (i, bit) = ((offset / 64) as usize, offset % 64);
+        let low = self.0.get(i).map_or(0, |word| word >> bit);
+        let high = if bit == 0 { 0 } else { self.0.get(i + 1).map_or(0, |word| word << (64 - bit)) };
+        low | high
+    }
+    #[inline]
+    fn with_bits_at(mut self, bits: u64, offset: u32) -> Self {
+        let (i, bit) = ((offset / 64) as usize, offset % 64);
+        if let Some(word) = self.0.get_mut(i) {
+            *word |= bits << bit;
+        }
+        if bit != 0 {
+            if let Some(word) = self.0.get_mut(i + 1) {
+                *word |= bits >> (64 - bit);
+            }
+        }
+        self
     }
 }
 
@@ -288,12 +320,12 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
 
     /// The set of the placement with bit index `index`.
     fn single(index: u32) -> Self {
-        Self::from_word(<Self::Word as Word>::from_u64(1) << index)
+        Self::from_word(Self::Word::default().with_bits_at(1, index))
     }
 
     /// Whether placement `index` is in the set.
     fn contains(self, index: u32) -> bool {
-        !(self.word() & Self::single(index).word()).is_zero()
+        self.word().bits_at(index) & 1 == 1
     }
 
     /// The placements of `self` not in `other`.
@@ -308,7 +340,7 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
 
     /// Row `r` (bit `c` = column `c`).
     fn row(self, r: usize) -> u64 {
-        (self.word() >> (Self::STRIDE * r as u32)).low_u64() & Self::row_mask()
+        self.word().bits_at(Self::STRIDE * r as u32) & Self::row_mask()
     }
 
     /// The set whose row `r` is the `r`-th item (each below `1 << STRIDE`, at most `ROWS` items).
@@ -322,6 +354,7 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
 
     /// The set together with every king-move neighbour of its placements (the placements a 2×2
     /// square overlaps), within the word.
+    #[inline]
     fn dilate(self) -> Self {
         let x = self.word();
         let last_column = Self::FIRST_COLUMN << (Self::STRIDE - 1);
