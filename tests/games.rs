@@ -100,7 +100,7 @@ async fn invalid_reclamation_walk_and_board_name_the_field() {
         (tetris(&["000", "00"]), "tetris.rows[1]"),
         (tetris(&["00x"]), "tetris.rows[0]"),
         (tetris(&[]), "tetris.rows"),
-        (tetris(&["00000000000000000"; 3]), "16"),
+        (tetris(&["0000000000000000"; 17]), "256"),
         (tetris(&["00"; 65]), "64"),
     ];
     for (position, field) in cases {

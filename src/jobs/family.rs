@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::convert::{self, InvalidArgument};
-use crate::games::tetris::{Board, MAX_SIDE};
+use crate::games::tetris::Board;
 use crate::games::Position;
 use crate::proto::{self, explore_request::Job as ProtoJob};
 
@@ -118,6 +118,10 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
         }
     })
 }
+
+/// The most rows (and columns) of the boards of a `full_boards` family: every board up to
+/// 16×16 is within the board's cell limit ([`MAX_CELLS`](crate::games::tetris::MAX_CELLS)).
+pub const MAX_SIDE: usize = 16;
 
 /// The range `min..=max` of one side (a minimum of 0 means 1), each at most [`MAX_SIDE`].
 fn side_range(family: &str, side: &str, min: u32, max: u32) -> Result<(usize, usize), InvalidArgument> {

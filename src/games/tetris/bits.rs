@@ -1,21 +1,121 @@
-//! Sets of placements as 256-bit boards, and their canonical form under the 8 symmetries of the square.
+//! Sets of placements as bitboards, written once for every word size ([`PlacementSet`]).
 //!
-//! A placement is the 0-based top-left cell `(r, c)` of a 2×2 square; on a board of at most 16×16
-//! cells `r, c < 15`. The set is stored row by row with stride 16: bit `16·r + c` of the 256-bit
-//! number (four little-endian `u64` words). Column 15 is never a placement, so a shift by one
-//! column cannot carry a placement into the next row unnoticed (results are always intersected
-//! with a set of placements).
+//! A placement is the 0-based top-left cell `(r, c)` of a 2×2 square. A set stores it as bit
+//! `STRIDE·r + c` of its word: row by row, `STRIDE` bits a row. Shifts by one column are masked
+//! with the first and last column, so no placement wraps into the next row. The sets:
+//!
+//! | set | word | rows × columns | holds |
+//! |---|---|---|---|
+//! | [`Window`](super::window::Window) | `u64` | 8 × 8 | components up to 8×8 placements (the most searched) |
+//! | [`Band`](super::band::Band) | `u128` | 8 × 16 | components at most 8 across and 9 to 16 long |
+//! | [`Grid`] | 256 bits | 16 × 16 | components 9 to 16 both ways |
+//! | [`LongBand`] | 1024 bits | 16 × 64 | components longer than 16 (boards with a side over 17) |
+//! | [`BoardPlacements`] | 1024 bits | 16 × 64 | the placements of a whole board (turned if higher) |
+//!
+//! Every component of a board of at most [`MAX_CELLS`](super::MAX_CELLS) cells fits one of the
+//! first four once turned so that it is no higher than wide: a component of `h×w` placements
+//! needs a board of at least `(h+1)×(w+1)` cells, so `h ≤ w` gives `h ≤ 15` and `w ≤ 63`.
 
+use std::fmt::Debug;
 use std::hash::{Hash, Hasher};
+use std::ops::{BitAnd, BitOr, Not, Shl, Shr};
 
-/// Rows (and columns) of the placement grid a [`Placements`] can hold.
-pub const GRID: usize = 15;
+/// A machine word, or an array of them, holding one bit per placement.
+pub trait Word:
+    Copy
+    + Eq
+    + Ord
+    + Hash
+    + Default
+    + Debug
+    + BitAnd<Output = Self>
+    + BitOr<Output = Self>
+    + Not<Output = Self>
+    + Shl<u32, Output = Self>
+    + Shr<u32, Output = Self>
+{
+    /// How many bits it holds.
+    const BITS: u32;
+    /// The word whose low 64 bits are `bits`.
+    fn from_u64(bits: u64) -> Self;
+    /// The low 64 bits.
+    fn low_u64(self) -> u64;
+    /// How many bits are set.
+    fn count_ones(self) -> u32;
+    /// The index of the lowest set bit (`BITS` when none is).
+    fn trailing_zeros(self) -> u32;
+    /// How many bits above the highest set bit (`BITS` when none is).
+    fn leading_zeros(self) -> u32;
+    /// The word without its lowest set bit.
+    fn without_lowest(self) -> Self;
+    /// Only the lowest set bit.
+    fn lowest(self) -> Self;
+    /// The 64 bits from bit `offset` on (those past the top are 0).
+    fn bits_at(self, offset: u32) -> u64;
+    /// The word with `bits` ORed in from bit `offset` on (bits past the top are lost).
+    fn with_bits_at(self, bits: u64, offset: u32) -> Self;
+    /// Whether no bit is set.
+    fn is_zero(self) -> bool {
+        self == Self::default()
+    }
+}
 
-/// A set of placements (top-left cells of 2×2 squares), stride 16.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Placements(pub [u64; 4]);
+/// One [`Word`] implementation for the primitive unsigned integers.
+macro_rules! primitive_word {
+    ($($t:ty),*) => {$(
+        impl Word for $t {
+            const BITS: u32 = <$t>::BITS;
+            fn from_u64(bits: u64) -> Self {
+                bits as $t
+            }
+            fn low_u64(self) -> u64 {
+                self as u64
+            }
+            fn count_ones(self) -> u32 {
+                <$t>::count_ones(self)
+            }
+            fn trailing_zeros(self) -> u32 {
+                <$t>::trailing_zeros(self)
+            }
+            fn leading_zeros(self) -> u32 {
+                <$t>::leading_zeros(self)
+            }
+            fn without_lowest(self) -> Self {
+                self & self.wrapping_sub(1)
+            }
+            fn lowest(self) -> Self {
+                self & self.wrapping_neg()
+            }
+            fn bits_at(self, offset: u32) -> u64 {
+                (self >> offset) as u64
+            }
+            fn with_bits_at(self, bits: u64, offset: u32) -> Self {
+                self | (bits as $t) << offset
+            }
+        }
+    )*};
+}
 
-impl Hash for Placements {
+primitive_word!(u64, u128);
+
+/// `N` little-endian 64-bit words as one `64·N`-bit number (ordered as that number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wide<const N: usize>(pub [u64; N]);
+
+impl<const N: usize> Wide<N> {
+    /// Every word equal to `word` (a constant pattern).
+    pub const fn splat(word: u64) -> Self {
+        Wide([word; N])
+    }
+}
+
+impl<const N: usize> Default for Wide<N> {
+    fn default() -> Self {
+        Wide([0; N])
+    }
+}
+
+impl<const N: usize> Hash for Wide<N> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         for word in self.0 {
             state.write_u64(word);
@@ -23,282 +123,460 @@ impl Hash for Placements {
     }
 }
 
-impl Placements {
-    /// The set holding the placement with bit index `index` (`16·row + column`).
-    pub fn single_index(index: usize) -> Placements {
-        let mut words = [0; 4];
-        words[index / 64] = 1 << (index % 64);
-        Placements(words)
+impl<const N: usize> Ord for Wide<N> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.iter().rev().cmp(other.0.iter().rev())
     }
+}
 
-    /// The set whose row `r` is `rows[r]` (bit `c` = column `c`).
-    pub fn from_rows(rows: &[u16; 16]) -> Placements {
-        let mut words = [0u64; 4];
-        for (r, &row) in rows.iter().enumerate() {
-            words[r / 4] |= u64::from(row) << (16 * (r % 4));
+impl<const N: usize> PartialOrd for Wide<N> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<const N: usize> BitAnd for Wide<N> {
+    type Output = Self;
+    fn bitand(self, other: Self) -> Self {
+        Wide(std::array::from_fn(|i| self.0[i] & other.0[i]))
+    }
+}
+
+impl<const N: usize> BitOr for Wide<N> {
+    type Output = Self;
+    fn bitor(self, other: Self) -> Self {
+        Wide(std::array::from_fn(|i| self.0[i] | other.0[i]))
+    }
+}
+
+impl<const N: usize> Not for Wide<N> {
+    type Output = Self;
+    fn not(self) -> Self {
+        Wide(self.0.map(|word| !word))
+    }
+}
+
+impl<const N: usize> Shl<u32> for Wide<N> {
+    type Output = Self;
+    /// Towards higher bits; bits shifted past the top are lost (any `k`).
+    #[inline(always)]
+    fn shl(self, k: u32) -> Self {
+        let (words, bits) = ((k / 64) as usize, k % 64);
+        Wide(std::array::from_fn(|i| {
+            if i < words {
+                return 0;
+            }
+            let word = self.0[i - words] << bits;
+            if bits > 0 && i > words {
+                word | self.0[i - words - 1] >> (64 - bits)
+            } else {
+                word
+            }
+        }))
+    }
+}
+
+impl<const N: usize> Shr<u32> for Wide<N> {
+    type Output = Self;
+    /// Towards lower bits (any `k`).
+    #[inline(always)]
+    fn shr(self, k: u32) -> Self {
+        let (words, bits) = ((k / 64) as usize, k % 64);
+        Wide(std::array::from_fn(|i| {
+            if i + words >= N {
+                return 0;
+            }
+            let word = self.0[i + words] >> bits;
+            if bits > 0 && i + words + 1 < N {
+                word | self.0[i + words + 1] << (64 - bits)
+            } else {
+                word
+            }
+        }))
+    }
+}
+
+impl<const N: usize> Word for Wide<N> {
+    const BITS: u32 = 64 * N as u32;
+    fn from_u64(bits: u64) -> Self {
+        let mut words = [0; N];
+        words[0] = bits;
+        Wide(words)
+    }
+    fn low_u64(self) -> u64 {
+        self.0[0]
+    }
+    fn count_ones(self) -> u32 {
+        self.0.iter().map(|word| word.count_ones()).sum()
+    }
+    fn trailing_zeros(self) -> u32 {
+        match self.0.iter().position(|&word| word != 0) {
+            Some(i) => 64 * i as u32 + self.0[i].trailing_zeros(),
+            None => Self::BITS,
         }
-        Placements(words)
     }
-
-    /// Row `r` of the set (bit `c` = column `c`).
-    pub fn row(self, r: usize) -> u16 {
-        (self.0[r / 4] >> (16 * (r % 4))) as u16
-    }
-
-    /// All 16 rows.
-    pub fn rows(self) -> [u16; 16] {
-        let mut rows = [0u16; 16];
-        for (r, row) in rows.iter_mut().enumerate() {
-            *row = self.row(r);
+    fn leading_zeros(self) -> u32 {
+        match self.0.iter().rposition(|&word| word != 0) {
+            Some(i) => 64 * (N - 1 - i) as u32 + self.0[i].leading_zeros(),
+            None => Self::BITS,
         }
-        rows
     }
+    fn without_lowest(self) -> Self {
+        let mut words = self.0;
+        if let Some(word) = words.iter_mut().find(|word| **word != 0) {
+            *word &= *word - 1;
+        }
+        Wide(words)
+    }
+    fn lowest(self) -> Self {
+        let mut words = [0; N];
+        if let Some(i) = self.0.iter().position(|&word| word != 0) {
+            words[i] = self.0[i] & self.0[i].wrapping_neg();
+        }
+        Wide(words)
+    }
+    #[inline]
+    fn bits_at(self, offset: u32) -> u64 {
+        let (i, bit) = ((offset / 64) as usize, offset % 64);
+        let low = self.0.get(i).map_or(0, |word| word >> bit);
+        let high = if bit == 0 { 0 } else { self.0.get(i + 1).map_or(0, |word| word << (64 - bit)) };
+        low | high
+    }
+    #[inline]
+    fn with_bits_at(mut self, bits: u64, offset: u32) -> Self {
+        let (i, bit) = ((offset / 64) as usize, offset % 64);
+        if let Some(word) = self.0.get_mut(i) {
+            *word |= bits << bit;
+        }
+        if bit != 0 {
+            if let Some(word) = self.0.get_mut(i + 1) {
+                *word |= bits >> (64 - bit);
+            }
+        }
+        self
+    }
+}
+
+/// One of the 8 symmetries of a rectangle of placements at the origin: transpose first (if it
+/// does), then reverse the order of the rows, then of the columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Symmetry {
+    /// Rows become columns.
+    pub transposes: bool,
+    /// The last row becomes the first.
+    pub reverses_rows: bool,
+    /// The last column becomes the first.
+    pub reverses_columns: bool,
+}
+
+impl Symmetry {
+    /// Leaves every set as it is.
+    pub const IDENTITY: Symmetry = Symmetry { transposes: false, reverses_rows: false, reverses_columns: false };
+    /// Rows become columns.
+    pub const TRANSPOSE: Symmetry = Symmetry { transposes: true, ..Symmetry::IDENTITY };
+
+    /// All 8, the identity first.
+    pub const ALL: [Symmetry; 8] = {
+        let mut all = [Symmetry::IDENTITY; 8];
+        let mut i = 0;
+        while i < 8 {
+            all[i] = Symmetry { transposes: i & 4 != 0, reverses_rows: i & 1 != 0, reverses_columns: i & 2 != 0 };
+            i += 1;
+        }
+        all
+    };
+}
+
+/// The most rows any set has (a board's 63 rows of placements, rounded up).
+const MOST_ROWS: usize = 64;
+
+/// A set of placements in some word: everything about it written once, over [`Word`]. An
+/// implementation names its word, its row stride and the bits of its first column; it may
+/// replace [`PlacementSet::image`] and [`PlacementSet::canonical`] with faster word tricks.
+pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
+    /// The bits.
+    type Word: Word;
+    /// Bits per row (at most 64): bit `STRIDE·r + c` is the placement at `(r, c)`.
+    const STRIDE: u32;
+    /// Rows it holds.
+    const ROWS: u32 = <Self::Word as Word>::BITS / Self::STRIDE;
+    /// Bit 0 of every row.
+    const FIRST_COLUMN: Self::Word;
+
+    /// The set of these bits.
+    fn from_word(word: Self::Word) -> Self;
+    /// Its bits.
+    fn word(self) -> Self::Word;
 
     /// How many placements the set holds.
-    pub fn len(self) -> u32 {
-        self.0.iter().map(|w| w.count_ones()).sum()
+    fn len(self) -> u32 {
+        self.word().count_ones()
     }
 
-    /// The bit index of the first placement in row-major order, if any.
-    pub fn first(self) -> Option<usize> {
-        self.0.iter().position(|&w| w != 0).map(|i| i * 64 + self.0[i].trailing_zeros() as usize)
+    /// Whether the set is empty.
+    fn is_empty(self) -> bool {
+        self.word().is_zero()
+    }
+
+    /// The set of the placement with bit index `index`.
+    fn single(index: u32) -> Self {
+        Self::from_word(Self::Word::default().with_bits_at(1, index))
     }
 
     /// Whether placement `index` is in the set.
-    pub fn contains(self, index: usize) -> bool {
-        self.0[index / 64] >> (index % 64) & 1 == 1
-    }
-
-    /// The intersection.
-    pub fn and(self, other: Placements) -> Placements {
-        let (a, b) = (self.0, other.0);
-        Placements([a[0] & b[0], a[1] & b[1], a[2] & b[2], a[3] & b[3]])
-    }
-
-    /// The union.
-    pub fn or(self, other: Placements) -> Placements {
-        let (a, b) = (self.0, other.0);
-        Placements([a[0] | b[0], a[1] | b[1], a[2] | b[2], a[3] | b[3]])
+    fn contains(self, index: u32) -> bool {
+        self.word().bits_at(index) & 1 == 1
     }
 
     /// The placements of `self` not in `other`.
-    pub fn without(self, other: Placements) -> Placements {
-        let (a, b) = (self.0, other.0);
-        Placements([a[0] & !b[0], a[1] & !b[1], a[2] & !b[2], a[3] & !b[3]])
+    fn without(self, other: Self) -> Self {
+        Self::from_word(self.word() & !other.word())
     }
 
-    /// Shift towards higher bit indices by `k` (`0 < k < 64`).
-    fn up(self, k: u32) -> Placements {
-        let a = self.0;
-        Placements([
-            a[0] << k,
-            a[1] << k | a[0] >> (64 - k),
-            a[2] << k | a[1] >> (64 - k),
-            a[3] << k | a[2] >> (64 - k),
-        ])
+    /// The bits of one row (`STRIDE` of them).
+    fn row_mask() -> u64 {
+        u64::MAX >> (64 - Self::STRIDE)
     }
 
-    /// Shift towards lower bit indices by `k` (`0 < k < 64`).
-    fn down(self, k: u32) -> Placements {
-        let a = self.0;
-        Placements([
-            a[0] >> k | a[1] << (64 - k),
-            a[1] >> k | a[2] << (64 - k),
-            a[2] >> k | a[3] << (64 - k),
-            a[3] >> k,
-        ])
+    /// Row `r` (bit `c` = column `c`).
+    fn row(self, r: usize) -> u64 {
+        self.word().bits_at(Self::STRIDE * r as u32) & Self::row_mask()
     }
 
-    /// Shift towards lower bit indices by any `k < 256`.
-    fn down_by(self, k: usize) -> Placements {
-        let (words, bits) = (k / 64, (k % 64) as u32);
-        let mut moved = [0u64; 4];
-        moved[..4 - words].copy_from_slice(&self.0[words..]);
-        let moved = Placements(moved);
-        if bits == 0 {
-            moved
-        } else {
-            moved.down(bits)
-        }
+    /// The set whose row `r` is the `r`-th item (each below `1 << STRIDE`, at most `ROWS` items).
+    fn from_rows(rows: impl IntoIterator<Item = u64>) -> Self {
+        let word =
+            rows.into_iter().take(Self::ROWS as usize).enumerate().fold(Self::Word::default(), |word, (r, row)| {
+                word | <Self::Word as Word>::from_u64(row) << (Self::STRIDE * r as u32)
+            });
+        Self::from_word(word)
     }
 
     /// The set together with every king-move neighbour of its placements (the placements a 2×2
-    /// square overlaps), possibly including bits in column 15 or past the grid.
-    pub fn dilate(self) -> Placements {
-        let across = self.or(self.up(1)).or(self.down(1));
-        across.or(across.up(16)).or(across.down(16))
+    /// square overlaps), within the word.
+    #[inline]
+    fn dilate(self) -> Self {
+        let x = self.word();
+        let last_column = Self::FIRST_COLUMN << (Self::STRIDE - 1);
+        let across = x | (x << 1 & !Self::FIRST_COLUMN) | (x >> 1 & !last_column);
+        Self::from_word(across | across << Self::STRIDE | across >> Self::STRIDE)
     }
 
-    /// The placements overlapping placement `index` (itself included), within `GRID`.
-    pub fn overlapping(index: usize) -> Placements {
-        Placements::single_index(index).dilate()
+    /// The placements overlapping placement `index` (itself included).
+    fn overlapping(index: u32) -> Self {
+        Self::single(index).dilate()
     }
 
-    /// The connected component (king adjacency) of `self` containing placement `index`.
-    pub fn component_of(self, index: usize) -> Placements {
-        let mut part = Placements::single_index(index);
+    /// The bit indices of the placements, in row-major order.
+    fn iter(self) -> impl Iterator<Item = u32> {
+        let mut rest = self.word();
+        std::iter::from_fn(move || {
+            if rest.is_zero() {
+                return None;
+            }
+            let p = rest.trailing_zeros();
+            rest = rest.without_lowest();
+            Some(p)
+        })
+    }
+
+    /// The options: for each placement in row-major order, its bit index and the set without it
+    /// and its neighbours.
+    fn options(self) -> impl Iterator<Item = (u32, Self)> {
+        self.iter().map(move |p| (p, self.without(Self::overlapping(p))))
+    }
+
+    /// The connected component (king adjacency) of `self` containing the placements of `seed`.
+    fn grown_from(self, seed: Self) -> Self {
+        let mut part = seed.word();
         loop {
-            let grown = part.dilate().and(self);
+            let grown = Self::from_word(part).dilate().word() & self.word();
             if grown == part {
-                return part;
+                return Self::from_word(part);
             }
             part = grown;
         }
     }
 
-    /// Iterate over the bit indices of the placements, in row-major order.
-    pub fn iter(self) -> impl Iterator<Item = usize> {
-        let mut words = self.0;
-        let mut i = 0;
-        std::iter::from_fn(move || {
-            while i < 4 {
-                if words[i] != 0 {
-                    let bit = words[i].trailing_zeros() as usize;
-                    words[i] &= words[i] - 1;
-                    return Some(i * 64 + bit);
-                }
-                i += 1;
-            }
-            None
-        })
-    }
-
     /// The connected components (king adjacency), in the order of their first placements.
-    pub fn components(self) -> impl Iterator<Item = Placements> {
+    fn components(self) -> impl Iterator<Item = Self> {
         let mut rest = self;
         std::iter::from_fn(move || {
-            let first = rest.first()?;
-            let part = rest.component_of(first);
+            if rest.is_empty() {
+                return None;
+            }
+            let part = rest.grown_from(Self::from_word(rest.word().lowest()));
             rest = rest.without(part);
             Some(part)
         })
     }
 
-    /// The set translated so that its first row and first column are 0, with its height and width.
-    pub fn at_origin(self) -> (Placements, usize, usize) {
-        let rows = self.rows();
-        let top = rows.iter().position(|&r| r != 0).unwrap_or(0);
-        let bottom = rows.iter().rposition(|&r| r != 0).unwrap_or(0);
-        let columns = rows.iter().fold(0u16, |a, &r| a | r);
-        let left = columns.trailing_zeros() as usize;
-        let width = 16usize.saturating_sub(columns.leading_zeros() as usize + left);
-        let height = if columns == 0 { 0 } else { bottom - top + 1 };
-        (self.down_by(16 * top + left), height, width)
-    }
-}
-
-/// A component in canonical form: translated to the origin and, of its 8 images under the
-/// symmetries of the square, the one whose rows (as `u16`, row 0 first) are lexicographically least.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Canonical {
-    /// The canonical rows, row 0 first (bit `c` = column `c`).
-    pub rows: [u16; 16],
-    /// The number of rows of the bounding box.
-    pub height: usize,
-    /// The number of columns of the bounding box.
-    pub width: usize,
-}
-
-impl Canonical {
-    /// The canonical form of a non-empty set of placements.
-    #[cfg(test)]
-    pub fn of(set: Placements) -> Canonical {
-        let (origin, height, width) = set.at_origin();
-        Canonical::of_origin(origin, height, width)
+    /// The OR of all rows.
+    fn columns(self) -> u64 {
+        let mut x = self.word();
+        let mut span = <Self::Word as Word>::BITS / 2;
+        while span >= Self::STRIDE {
+            x = x | x >> span;
+            span /= 2;
+        }
+        x.low_u64() & Self::row_mask()
     }
 
-    /// The canonical form of a non-empty set already at the origin, of the given size.
-    pub fn of_origin(origin: Placements, height: usize, width: usize) -> Canonical {
-        let rows = origin.rows();
-        let transposed = transpose(rows);
-        let mut best = Canonical { rows, height, width };
-        for symmetry in 1..8 {
-            let (candidate, h, w) = image_of_rows(rows, transposed, height, width, symmetry);
-            if candidate < best.rows {
-                best = Canonical { rows: candidate, height: h, width: w };
+    /// The set translated so that its first row and column are 0, with its height and width
+    /// (the set must not be empty).
+    fn at_origin(self) -> (Self, usize, usize) {
+        let top = self.word().trailing_zeros() / Self::STRIDE;
+        let left = self.columns().trailing_zeros();
+        let origin = self.word() >> (Self::STRIDE * top + left);
+        let highest_bit = <Self::Word as Word>::BITS - 1 - origin.leading_zeros();
+        let height = (highest_bit / Self::STRIDE + 1) as usize;
+        let width = 64 - Self::from_word(origin).columns().leading_zeros() as usize;
+        (Self::from_word(origin), height, width)
+    }
+
+    /// The rows of the image of a set lying in the `height`×`width` box at the origin under
+    /// `symmetry`, with the image's height and width.
+    fn image_rows(self, height: usize, width: usize, symmetry: Symmetry) -> ([u64; MOST_ROWS], usize, usize) {
+        let mut rows = [0u64; MOST_ROWS];
+        let (height, width) = if symmetry.transposes {
+            for p in self.iter() {
+                rows[(p % Self::STRIDE) as usize] |= 1 << (p / Self::STRIDE);
+            }
+            (width, height)
+        } else {
+            for (r, row) in rows.iter_mut().enumerate().take(height) {
+                *row = self.row(r);
+            }
+            (height, width)
+        };
+        if symmetry.reverses_rows {
+            rows[..height].reverse();
+        }
+        if symmetry.reverses_columns {
+            for row in &mut rows[..height] {
+                *row = row.reverse_bits() >> (64 - width);
             }
         }
-        best
+        (rows, height, width)
     }
 
-    /// The canonical set of placements.
-    pub fn placements(&self) -> Placements {
-        Placements::from_rows(&self.rows)
+    /// Whether the image of a `height`×`width` set under `symmetry` fits this kind of set.
+    fn fits(height: usize, width: usize, symmetry: Symmetry) -> bool {
+        let (height, width) = if symmetry.transposes { (width, height) } else { (height, width) };
+        height <= Self::ROWS as usize && width <= Self::STRIDE as usize
     }
-}
 
-/// The image of the rows of a set lying in the `height`×`width` box at the origin (given with
-/// their transpose) under one of the 8 symmetries of that box: `symmetry` bit 2 transposes
-/// first, then bit 0 reverses the rows and bit 1 the columns. Returns the rows and the new size.
-fn image_of_rows(
-    rows: [u16; 16],
-    transposed: [u16; 16],
-    height: usize,
-    width: usize,
-    symmetry: u8,
-) -> ([u16; 16], usize, usize) {
-    let (image, h, w) = if symmetry & 4 != 0 { (transposed, width, height) } else { (rows, height, width) };
-    let mut out = [0u16; 16];
-    for (r, row) in out.iter_mut().take(h).enumerate() {
-        let source = image[if symmetry & 1 != 0 { h - 1 - r } else { r }];
-        *row = if symmetry & 2 != 0 { source.reverse_bits() >> (16 - w) } else { source };
+    /// The image of a set lying in the `height`×`width` box at the origin under `symmetry` (one
+    /// that [fits](PlacementSet::fits)).
+    fn image(self, height: usize, width: usize, symmetry: Symmetry) -> Self {
+        if symmetry.transposes {
+            let (rows, height, _) = self.image_rows(height, width, symmetry);
+            return Self::from_rows(rows.into_iter().take(height));
+        }
+        self.flipped(height, width, symmetry)
     }
-    (out, h, w)
-}
 
-impl Placements {
-    /// The options of a set in canonical form, one per class of options its symmetries map
-    /// onto each other (the least by rows), in row-major order of the
-    /// placement played (its bit index comes with each).
-    pub fn distinct_options(self) -> impl Iterator<Item = (usize, Placements)> {
+    /// The image of a set lying in the `height`×`width` box at the origin under the reversals of
+    /// `symmetry` (not its transposition).
+    fn flipped(self, height: usize, width: usize, symmetry: Symmetry) -> Self {
+        Self::from_rows((0..height).map(|r| {
+            let row = self.row(if symmetry.reverses_rows { height - 1 - r } else { r });
+            if symmetry.reverses_columns {
+                row.reverse_bits() >> (64 - width)
+            } else {
+                row
+            }
+        }))
+    }
+
+    /// The canonical form of a set at the origin of the given size: the least of its images
+    /// under the symmetries of its box that fit.
+    fn canonical(self, height: usize, width: usize) -> Self {
+        Symmetry::ALL
+            .into_iter()
+            .filter(|&symmetry| Self::fits(height, width, symmetry))
+            .map(|symmetry| self.image(height, width, symmetry))
+            .min()
+            .unwrap_or(self)
+    }
+
+    /// The options of a set in canonical form, one per class of options its symmetries map onto
+    /// each other (the least), in row-major order of the placement played (its bit index comes
+    /// with each).
+    fn distinct_options(self) -> impl Iterator<Item = (u32, Self)> {
         let (_, height, width) = self.at_origin();
-        let rows = self.rows();
-        let transposed = transpose(rows);
-        let mut symmetries = [0u8; 7];
+        let mut symmetries = [Symmetry::IDENTITY; 7];
         let mut count = 0;
-        for symmetry in 1..8 {
-            if image_of_rows(rows, transposed, height, width, symmetry).0 == rows {
+        for symmetry in Symmetry::ALL.into_iter().skip(1) {
+            if Self::fits(height, width, symmetry) && self.image(height, width, symmetry) == self {
                 symmetries[count] = symmetry;
                 count += 1;
             }
         }
-        self.iter().map(move |p| (p, self.without(Placements::overlapping(p)))).filter(move |(_, option)| {
-            if count == 0 {
-                return true;
-            }
-            let rows = option.rows();
-            let transposed = transpose(rows);
-            symmetries[..count].iter().all(|&s| image_of_rows(rows, transposed, height, width, s).0 >= rows)
+        self.options().filter(move |&(_, option)| {
+            symmetries[..count].iter().all(|&symmetry| option.image(height, width, symmetry) >= option)
         })
     }
+
+    /// The same placements, at the origin of the given size, in another kind of set (turned by
+    /// `symmetry`, which must fit it).
+    fn convert<T: PlacementSet>(self, height: usize, width: usize, symmetry: Symmetry) -> T {
+        let (rows, height, _) = self.image_rows(height, width, symmetry);
+        T::from_rows(rows.into_iter().take(height))
+    }
+
+    /// The persistent memo key of a set in canonical form: height, width, then the
+    /// `height·width` bits of the rows packed row-major, least significant bit first, padded
+    /// with zeros to whole bytes.
+    fn memo_key(self) -> Vec<u8> {
+        let (origin, height, width) = self.at_origin();
+        let mut key = Vec::with_capacity(2 + (height * width).div_ceil(8));
+        key.push(height as u8);
+        key.push(width as u8);
+        let (mut pending, mut bits) = (0u128, 0);
+        for r in 0..height {
+            pending |= u128::from(origin.row(r)) << bits;
+            bits += width;
+            while bits >= 8 {
+                key.push(pending as u8);
+                pending >>= 8;
+                bits -= 8;
+            }
+        }
+        if bits > 0 {
+            key.push(pending as u8);
+        }
+        key
+    }
 }
 
-/// The persistent memo key of a component in canonical form with the given rows (bit `c` =
-/// column `c`): height, width, then the `height·width` bits of the rows packed row-major, least
-/// significant bit first, padded with zeros to whole bytes.
-pub fn memo_key(row: impl Fn(usize) -> u16, height: usize, width: usize) -> Vec<u8> {
-    let mut key = Vec::with_capacity(2 + (height * width).div_ceil(8));
-    key.push(height as u8);
-    key.push(width as u8);
-    let (mut pending, mut bits) = (0u64, 0);
-    for r in 0..height {
-        pending |= u64::from(row(r)) << bits;
-        bits += width;
-        while bits >= 8 {
-            key.push(pending as u8);
-            pending >>= 8;
-            bits -= 8;
+/// Components 9 to 16 placements both ways: 16 rows of 16 in 256 bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Grid(pub Wide<4>);
+
+impl PlacementSet for Grid {
+    type Word = Wide<4>;
+    const STRIDE: u32 = 16;
+    const FIRST_COLUMN: Wide<4> = Wide::splat(0x0001_0001_0001_0001);
+    fn from_word(word: Wide<4>) -> Self {
+        Grid(word)
+    }
+    fn word(self) -> Wide<4> {
+        self.0
+    }
+    fn image(self, height: usize, width: usize, symmetry: Symmetry) -> Grid {
+        if symmetry.transposes {
+            Grid(Wide(transpose_16(self.0 .0))).flipped(width, height, symmetry)
+        } else {
+            self.flipped(height, width, symmetry)
         }
     }
-    if bits > 0 {
-        key.push(pending as u8);
-    }
-    key
 }
 
-/// The transpose of a 16×16 bit matrix (`rows[r]` bit `c` becomes `result[c]` bit `r`), by
-/// swapping blocks of 8, 4, 2 and 1.
-pub fn transpose(mut rows: [u16; 16]) -> [u16; 16] {
+/// The transpose of a 16×16 bit matrix stored as 16 rows of 16 bits (row `r` in bits
+/// `16·r..16·r + 16`), by swapping blocks of 8, 4, 2 and 1.
+fn transpose_16(words: [u64; 4]) -> [u64; 4] {
+    let mut rows: [u16; 16] = std::array::from_fn(|r| (words[r / 4] >> (16 * (r % 4))) as u16);
     let mut j = 8;
     let mut mask: u16 = 0x00FF;
     while j != 0 {
@@ -312,7 +590,40 @@ pub fn transpose(mut rows: [u16; 16]) -> [u16; 16] {
         j >>= 1;
         mask ^= mask << j;
     }
-    rows
+    std::array::from_fn(|w| (0..4).fold(0, |word, i| word | u64::from(rows[4 * w + i]) << (16 * i)))
+}
+
+/// Components longer than 16 placements, turned to lie along the rows: 16 rows of 64 in 1024 bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LongBand(pub Wide<16>);
+
+impl PlacementSet for LongBand {
+    type Word = Wide<16>;
+    const STRIDE: u32 = 64;
+    const FIRST_COLUMN: Wide<16> = Wide::splat(1);
+    fn from_word(word: Wide<16>) -> Self {
+        LongBand(word)
+    }
+    fn word(self) -> Wide<16> {
+        self.0
+    }
+}
+
+/// The placements of a whole board: 16 rows of 64 in 1024 bits (a board with more rows of
+/// placements has at most 15 columns of them, and is stored turned).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BoardPlacements(pub Wide<16>);
+
+impl PlacementSet for BoardPlacements {
+    type Word = Wide<16>;
+    const STRIDE: u32 = 64;
+    const FIRST_COLUMN: Wide<16> = Wide::splat(1);
+    fn from_word(word: Wide<16>) -> Self {
+        BoardPlacements(word)
+    }
+    fn word(self) -> Wide<16> {
+        self.0
+    }
 }
 
 /// A fast non-cryptographic hasher for the in-memory tables (FxHash with a final mix).

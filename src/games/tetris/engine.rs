@@ -2,12 +2,12 @@
 
 use std::sync::OnceLock;
 
-use super::bits::transpose as transpose_rows;
-use super::bits::{memo_key, Canonical, Placements};
-use super::strip::Strip;
-use super::table::Table;
+use super::band::Band;
+use super::bits::{BoardPlacements, Grid, LongBand, PlacementSet, Symmetry};
+use super::table::{Table, Worth};
 use super::window::{transpose, Window};
 use crate::games::{GameTag, Interrupted, SearchContext};
+use crate::limits::TABLE_ENTRY_BYTES;
 
 /// Components with at least this many placements are looked up in the persistent memo (smaller
 /// ones take less time to solve than to look up); top-level components always are.
@@ -22,7 +22,7 @@ pub const MEMO_MIN_WORK: u64 = 64;
 const CHECK_INTERVAL: u64 = 4096;
 
 /// Node Kayles on a path of `n` vertices, which is the octal game 0.137, for `n ≤ 64`
-/// (a straight line of placements: at most 63 on a 2×64 board).
+/// (a straight line of placements: at most 63, on a board 64 cells long).
 pub const PATH: [u8; 65] = path_values();
 
 const fn path_values() -> [u8; 65] {
@@ -81,27 +81,33 @@ fn table_values() -> &'static [u8] {
 
 /// The index in [`table_values`] of a set at the origin of `height` ≤ 4 rows.
 fn table_index(origin: Window, height: usize) -> usize {
-    (0..height).fold(0, |i, r| i | usize::from(origin.row(r)) << (TABLE_COLUMNS * r))
+    (0..height).fold(0, |i, r| i | (origin.row(r) as usize) << (TABLE_COLUMNS * r))
 }
 
 /// What a solve has learnt about one component (by canonical form), in one word: the top byte
-/// is the value plus one (0 while unknown), bit `j < 56` says some option is known to have value
-/// `j` (so the value is not `j`).
+/// is the value plus one (0 while unknown), the next byte how much searching it cost (a
+/// logarithm of the option evaluations, what the table keeps entries by), and bit `j` of the
+/// low [`Knowledge::EXCLUDABLE`] says some option is known to have value `j` (so the value is
+/// not `j`).
 #[derive(Clone, Copy, Debug, Default)]
 struct Knowledge(u64);
 
 impl Knowledge {
     /// Option values below this one can be recorded.
-    const EXCLUDABLE: u8 = 56;
+    const EXCLUDABLE: u8 = 48;
+    /// The first bit of the cost byte.
+    const COST_SHIFT: u32 = 48;
+    /// The first bit of the value byte.
+    const VALUE_SHIFT: u32 = 56;
 
-    /// The value is known.
+    /// The value is known (at most [`MAX_PLACEMENTS`](super::MAX_PLACEMENTS), so plus one it fits its byte).
     fn known(value: u8) -> Knowledge {
-        Knowledge(u64::from(value + 1) << 56)
+        Knowledge(u64::from(value + 1) << Knowledge::VALUE_SHIFT)
     }
 
     /// The value, if known.
     fn exact(self) -> Option<u8> {
-        ((self.0 >> 56) as u8).checked_sub(1)
+        ((self.0 >> Knowledge::VALUE_SHIFT) as u8).checked_sub(1)
     }
 
     /// Whether some option is known to have this value.
@@ -115,6 +121,19 @@ impl Knowledge {
             self.0 |= 1 << value;
         }
     }
+
+    /// The same knowledge, found by a search of `work` option evaluations (kept as its bit
+    /// length, at most 64, unless an earlier search cost more).
+    fn with_cost(self, work: u64) -> Knowledge {
+        let cost = u64::from(self.worth().max(64 - work.leading_zeros() as u8));
+        Knowledge(self.0 & !(0xFF << Knowledge::COST_SHIFT) | cost << Knowledge::COST_SHIFT)
+    }
+}
+
+impl Worth for Knowledge {
+    fn worth(&self) -> u8 {
+        (self.0 >> Knowledge::COST_SHIFT) as u8
+    }
 }
 
 /// How a component's value is found.
@@ -124,21 +143,36 @@ enum Kind {
     Direct(u8),
     /// By search, under its canonical form in an 8×8 window.
     Window(Window),
-    /// By search, under its canonical form in 8 rows (longer than 8 one way, at most 8 the other).
-    Strip(Strip),
-    /// By search, under its canonical form on the whole grid.
-    Grid(Canonical),
+    /// By search, under its canonical form in a band (at most 8 across, 9 to 16 long).
+    Band(Band),
+    /// By search, under its canonical form in a 16×16 grid.
+    Grid(Grid),
+    /// By search, under its canonical form in a long band (longer than 16; boxed, so that a
+    /// kind stays small to move).
+    Long(Box<LongBand>),
+}
+
+/// Evaluates `$body` with `$set` bound to the set of a searched [`Kind`], or `$direct` with
+/// `$value` bound to the value of a direct one.
+macro_rules! each_kind {
+    ($kind:expr, $value:ident => $direct:expr, $set:ident => $body:expr) => {
+        match $kind {
+            Kind::Direct($value) => $direct,
+            Kind::Window($set) => $body,
+            Kind::Band($set) => $body,
+            Kind::Grid($set) => $body,
+            Kind::Long(boxed) => {
+                let $set = &**boxed;
+                $body
+            }
+        }
+    };
 }
 
 impl Kind {
     /// The persistent memo key of a component searched for, `None` for one valued by rule.
     fn memo_key(&self) -> Option<Vec<u8>> {
-        match self {
-            Kind::Direct(_) => None,
-            Kind::Window(window) => Some(window.memo_key()),
-            Kind::Strip(strip) => Some(strip.memo_key()),
-            Kind::Grid(canonical) => Some(canonical.placements().memo_key()),
-        }
+        each_kind!(self, _value => None, set => Some(set.memo_key()))
     }
 }
 
@@ -165,165 +199,122 @@ fn window_kind(origin: Window, size: u32, height: usize, width: usize) -> Kind {
     }
 }
 
-/// How the value of a set at the origin of a strip, wider than 8, is found.
-fn strip_kind(origin: Strip, size: u32, height: usize, width: usize) -> Kind {
-    if height == 1 {
-        Kind::Direct(PATH[size as usize])
+/// How the value of a connected, non-empty set of any kind is found: in the smallest kind of set
+/// it fits, turned (if it must be) to lie along the rows.
+fn kind_of<S: PlacementSet>(set: S) -> Kind {
+    let (origin, height, width) = set.at_origin();
+    let size = set.len();
+    if height <= 8 && width <= 8 {
+        return window_kind(origin.convert(height, width, Symmetry::IDENTITY), size, height, width);
+    }
+    if height == 1 || width == 1 {
+        return Kind::Direct(PATH[size as usize]);
+    }
+    let (across, along, turn) =
+        if height <= width { (height, width, Symmetry::IDENTITY) } else { (width, height, Symmetry::TRANSPOSE) };
+    if across <= 8 && along <= 16 {
+        Kind::Band(origin.convert::<Band>(height, width, turn).canonical(across, along))
+    } else if along <= 16 {
+        Kind::Grid(origin.convert::<Grid>(height, width, Symmetry::IDENTITY).canonical(height, width))
     } else {
-        Kind::Strip(origin.canonical(height, width))
+        Kind::Long(Box::new(origin.convert::<LongBand>(height, width, turn).canonical(across, along)))
     }
 }
 
 /// A set of placements the search works on: a component in canonical form, or an option of one.
-trait Shape: Copy + Eq + Default + std::hash::Hash {
-    /// How many placements.
-    fn size(self) -> u32;
-    /// The options (for each placement, the set without it and its neighbours; of options a
-    /// symmetry of the set maps onto each other, one), in the order to try them (see [`rank`]).
-    fn ordered_options(self) -> impl std::ops::Deref<Target = [(u32, Self)]>;
-    /// The connected components.
-    fn parts(self) -> impl Iterator<Item = Self>;
-    /// How the value of a connected, non-empty set is found.
-    fn kind(self) -> Kind;
-    /// The persistent memo key of a set in canonical form.
-    fn memo_key(self) -> Vec<u8>;
+trait Shape: PlacementSet {
     /// The engine's table for sets of this shape.
     fn table(tables: &mut Tables) -> &mut Table<Self, Knowledge>;
+
+    /// The engine's spare option lists for sets of this shape.
+    fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Self)>>;
+
+    /// How the value of a connected, non-empty set is found.
+    fn kind(self) -> Kind {
+        kind_of(self)
+    }
 }
 
 impl Shape for Window {
-    fn size(self) -> u32 {
-        self.len()
-    }
-    fn ordered_options(self) -> impl std::ops::Deref<Target = [(u32, Window)]> {
-        // A stable counting sort: ranks in a window are below 48 (off centre by at most 28).
-        let (_, height, width) = self.at_origin();
-        let mut ranked = [(0, Window(0)); 64];
-        let mut start = [0usize; 49];
-        let mut len = 0;
-        for (p, option) in self.distinct_options() {
-            let rank = rank(p / 8, p % 8, height, width, self.len() - option.len()).min(47);
-            ranked[len] = (rank, option);
-            start[rank as usize + 1] += 1;
-            len += 1;
-        }
-        for r in 1..start.len() {
-            start[r] += start[r - 1];
-        }
-        let mut list = WindowOptions { items: [(0, Window(0)); 64], len };
-        for &(rank, option) in &ranked[..len] {
-            list.items[start[rank as usize]] = (rank, option);
-            start[rank as usize] += 1;
-        }
-        list
-    }
-    fn parts(self) -> impl Iterator<Item = Window> {
-        self.components()
-    }
-    fn kind(self) -> Kind {
-        let (origin, height, width) = self.at_origin();
-        window_kind(origin, self.len(), height, width)
-    }
-    fn memo_key(self) -> Vec<u8> {
-        let (_, height, width) = self.at_origin();
-        memo_key(|r| self.row(r), height, width)
-    }
     fn table(tables: &mut Tables) -> &mut Table<Window, Knowledge> {
         &mut tables.window
     }
-}
 
-impl Shape for Strip {
-    fn size(self) -> u32 {
-        self.len()
+    fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Window)>> {
+        &mut spare.windows
     }
-    fn ordered_options(self) -> impl std::ops::Deref<Target = [(u32, Strip)]> {
-        let (_, height, width) = self.at_origin();
-        let mut ranked: Vec<(u32, Strip)> = self
-            .distinct_options()
-            .map(|(p, option)| (rank(p / 16, p % 16, height, width, self.len() - option.len()), option))
-            .collect();
-        ranked.sort_by_key(|&(rank, _)| rank);
-        ranked
-    }
-    fn parts(self) -> impl Iterator<Item = Strip> {
-        self.components()
-    }
+
     fn kind(self) -> Kind {
+        // A window's parts are windows: no conversion.
         let (origin, height, width) = self.at_origin();
-        if width <= 8 {
-            let window = Window((0..height).fold(0, |x, r| x | u64::from(origin.row(r)) << (8 * r)));
-            return window_kind(window, self.len(), height, width);
-        }
-        strip_kind(origin, self.len(), height, width)
-    }
-    fn memo_key(self) -> Vec<u8> {
-        let (_, height, width) = self.at_origin();
-        memo_key(|r| self.row(r), height, width)
-    }
-    fn table(tables: &mut Tables) -> &mut Table<Strip, Knowledge> {
-        &mut tables.strip
+        window_kind(origin, self.len(), height, width)
     }
 }
 
-impl Shape for Placements {
-    fn size(self) -> u32 {
-        self.len()
+impl Shape for Band {
+    fn table(tables: &mut Tables) -> &mut Table<Band, Knowledge> {
+        &mut tables.band
     }
-    fn ordered_options(self) -> impl std::ops::Deref<Target = [(u32, Placements)]> {
-        let (_, height, width) = self.at_origin();
-        let mut ranked: Vec<(u32, Placements)> = self
-            .distinct_options()
-            .map(|(p, option)| (rank(p / 16, p % 16, height, width, self.len() - option.len()), option))
-            .collect();
-        ranked.sort_by_key(|&(rank, _)| rank);
-        ranked
+
+    fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Band)>> {
+        &mut spare.bands
     }
-    fn parts(self) -> impl Iterator<Item = Placements> {
-        self.components()
-    }
-    fn kind(self) -> Kind {
-        let (origin, height, width) = self.at_origin();
-        if height <= 8 && width <= 8 {
-            let window = Window((0..height).fold(0, |x, r| x | u64::from(origin.row(r)) << (8 * r)));
-            return window_kind(window, self.len(), height, width);
-        }
-        if height <= 8 {
-            return strip_kind(Strip::from_rows(&origin.rows()[..height]), self.len(), height, width);
-        }
-        if width <= 8 {
-            let turned = transpose_rows(origin.rows());
-            return strip_kind(Strip::from_rows(&turned[..width]), self.len(), width, height);
-        }
-        Kind::Grid(Canonical::of_origin(origin, height, width))
-    }
-    fn memo_key(self) -> Vec<u8> {
-        let (_, height, width) = self.at_origin();
-        memo_key(|r| self.row(r), height, width)
-    }
-    fn table(tables: &mut Tables) -> &mut Table<Placements, Knowledge> {
+}
+
+impl Shape for Grid {
+    fn table(tables: &mut Tables) -> &mut Table<Grid, Knowledge> {
         &mut tables.grid
     }
-}
 
-/// The options of a set in a window (at most 64), with their ranks.
-struct WindowOptions {
-    items: [(u32, Window); 64],
-    len: usize,
-}
-
-impl std::ops::Deref for WindowOptions {
-    type Target = [(u32, Window)];
-    fn deref(&self) -> &[(u32, Window)] {
-        &self.items[..self.len]
+    fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Grid)>> {
+        &mut spare.grids
     }
 }
 
+impl Shape for LongBand {
+    fn table(tables: &mut Tables) -> &mut Table<LongBand, Knowledge> {
+        &mut tables.long
+    }
+
+    fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, LongBand)>> {
+        &mut spare.long_bands
+    }
+}
+
+/// The options of a set in canonical form (for each placement, the set without it and its
+/// neighbours; of options a symmetry of the set maps onto each other, one), in the order to try
+/// them (see [`rank`]), each with its rank.
+///
+/// A stable counting sort (ranks are below [`RANKS`]) from `unsorted` (left empty) into `ranked`.
+fn ordered_options<S: PlacementSet>(set: S, unsorted: &mut Vec<(u32, S)>, ranked: &mut Vec<(u32, S)>) {
+    let (_, height, width) = set.at_origin();
+    let size = set.len();
+    let mut start = [0usize; RANKS + 1];
+    unsorted.extend(set.distinct_options().map(|(p, option)| {
+        let (row, column) = ((p / S::STRIDE) as usize, (p % S::STRIDE) as usize);
+        let rank = rank(row, column, height, width, size - option.len()).min(RANKS as u32 - 1);
+        start[rank as usize + 1] += 1;
+        (rank, option)
+    }));
+    for r in 1..start.len() {
+        start[r] += start[r - 1];
+    }
+    ranked.resize(unsorted.len(), (0, S::default()));
+    for &(rank, option) in unsorted.iter() {
+        ranked[start[rank as usize]] = (rank, option);
+        start[rank as usize] += 1;
+    }
+    unsorted.clear();
+}
+
+/// Ranks are below this: a placement is off the centre by at most `(15 + 63)`, plus `2·9`.
+const RANKS: usize = 128;
+
 /// The rank of the option playing the placement at `(row, column)` of a set at the origin of
-/// `height`×`width`, which removes `removed` placements: options are tried by increasing rank
-/// (row-major among equals). Options removing many placements are the cheapest to settle and
-/// most often already known; central ones split the set into small, often equal, parts. The
-/// weights were tuned on full boards 9×9 to 9×10 (fewest components solved).
+/// `height`×`width`, which removes `removed` placements (at most 9): options are tried by
+/// increasing rank (row-major among equals). Options removing many placements are the cheapest
+/// to settle and most often already known; central ones split the set into small, often equal,
+/// parts. The weights were tuned on full boards 9×9 to 9×10 (fewest components solved).
 fn rank(row: usize, column: usize, height: usize, width: usize, removed: u32) -> u32 {
     let off_centre = (2 * row).abs_diff(height - 1) + (2 * column).abs_diff(width - 1);
     off_centre as u32 + 2 * (9 - removed)
@@ -333,8 +324,19 @@ fn rank(row: usize, column: usize, height: usize, width: usize, removed: u32) ->
 #[derive(Default)]
 struct Tables {
     window: Table<Window, Knowledge>,
-    strip: Table<Strip, Knowledge>,
-    grid: Table<Placements, Knowledge>,
+    band: Table<Band, Knowledge>,
+    grid: Table<Grid, Knowledge>,
+    long: Table<LongBand, Knowledge>,
+}
+
+/// Lists kept from one search to the next, so that searching a component allocates nothing.
+#[derive(Default)]
+struct Spare {
+    windows: Vec<Vec<(u32, Window)>>,
+    bands: Vec<Vec<(u32, Band)>>,
+    grids: Vec<Vec<(u32, Grid)>>,
+    long_bands: Vec<Vec<(u32, LongBand)>>,
+    reduced: Vec<Vec<Option<Reduced>>>,
 }
 
 /// An option reduced to one question: it has value `t` iff `asked` (a component and its number
@@ -345,19 +347,34 @@ struct Reduced {
     asked: Option<(Kind, u32)>,
 }
 
+/// Whether a component's value goes to the persistent memo.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Memoize {
+    /// Always: a component of the board itself (a top-level one).
+    Always,
+    /// When it is large and its search was costly (see [`MEMO_MIN_PLACEMENTS`], [`MEMO_MIN_WORK`]).
+    WhenCostly,
+}
+
+/// A value read from the persistent memo for a component of `size` placements, if it can be
+/// one: a component's value is at most its number of placements (see [`Engine`]), so anything
+/// larger is damage and is not trusted.
+fn trusted(value: u64, size: u32) -> Option<u8> {
+    (value <= u64::from(size)).then_some(value as u8)
+}
+
 /// The value of a set of placements if it needs no search: every component is valued by rule or
 /// its value is found by `lookup` (a probe of the memo under the component's key, as
 /// [`Engine::value_of_board`] stores them); `None` as soon as one component would need a search.
 /// Also returns how many values `lookup` supplied.
-pub fn value_without_search(set: Placements, lookup: &dyn Fn(&[u8]) -> Option<u64>) -> Option<(u64, u64)> {
+pub fn value_without_search(set: BoardPlacements, lookup: &dyn Fn(&[u8]) -> Option<u64>) -> Option<(u64, u64)> {
     let (mut value, mut found) = (0, 0);
     for part in set.components() {
-        value ^= match part.kind() {
+        value ^= match kind_of(part) {
             Kind::Direct(value) => u64::from(value),
-            // A value no component can have (they are at most 64) is not trusted.
             kind => {
                 found += 1;
-                lookup(&kind.memo_key()?).filter(|&value| value <= 64)?
+                u64::from(trusted(lookup(&kind.memo_key()?)?, part.len())?)
             }
         };
     }
@@ -376,17 +393,28 @@ pub fn value_without_search(set: Placements, lookup: &dyn Fn(&[u8]) -> Option<u6
 /// by their XOR, so a component is often dismissed without ever being solved. Options are tried
 /// cheapest first (those removing the most placements), one per class under the component's
 /// symmetries. What is learnt (exact values, values some option is known to have) is kept per
-/// canonical component.
+/// canonical component, in tables that together hold at most `solver.table_limit` entries'
+/// worth of bytes ([`TABLE_ENTRY_BYTES`] each) and keep the costliest entries when full.
+///
+/// **Values fit a byte.** A component of `n` placements has `n` options, which take at most `n`
+/// distinct values, so its value (the least value no option has) is at most `n`. A board has at
+/// most [`MAX_PLACEMENTS`](super::MAX_PLACEMENTS) = 225 placements (< 255), so every value and every value plus one fits
+/// a `u8`, and the search for the least value no option has ends by `n` at the latest: if every
+/// value below `n` is an option's, the value is `n`.
 pub struct Engine<'s, 'a> {
     solver: &'s mut SearchContext<'a>,
     tables: Tables,
+    spare: Spare,
+    /// Bytes the tables may still allocate.
+    table_room: usize,
     nodes: u64,
 }
 
 impl<'s, 'a> Engine<'s, 'a> {
     /// An engine that knows nothing yet.
     pub fn new(solver: &'s mut SearchContext<'a>) -> Self {
-        Engine { solver, tables: Tables::default(), nodes: 0 }
+        let table_room = solver.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize);
+        Engine { solver, tables: Tables::default(), spare: Spare::default(), table_room, nodes: 0 }
     }
 
     /// The value of a set of placements (the XOR of its components' values); the components
@@ -394,151 +422,193 @@ impl<'s, 'a> Engine<'s, 'a> {
     ///
     /// Concurrent solves share top-level components through the memo's single flight: one solve
     /// computes a component, the others wait for its value.
-    pub fn value_of_board(&mut self, set: Placements) -> Result<u64, Interrupted> {
+    pub fn value_of_board(&mut self, set: BoardPlacements) -> Result<u64, Interrupted> {
         let memo = self.solver.memo;
         let budget = self.solver.budget.clone();
         let mut value = 0;
         for part in set.components() {
-            let kind = part.kind();
+            let kind = kind_of(part);
             let Some(key) = kind.memo_key() else {
-                value ^= u64::from(self.value(&kind, true)?);
+                value ^= u64::from(self.value(&kind, Memoize::Always)?);
                 continue;
             };
             let mut compute = || {
                 let work_before = self.nodes;
-                self.value(&kind, true).map(|value| (u64::from(value), self.nodes - work_before))
+                self.value(&kind, Memoize::Always).map(|value| (u64::from(value), self.nodes - work_before))
             };
             let (part_value, found) = memo.get_or_compute(GameTag::Tetris, &key, &budget, &mut compute)?;
-            value ^= if found && part_value <= 64 {
-                self.solver.stats.cache_hits += 1;
-                part_value
-            } else if found {
-                // A value no component can have (they are at most 64) is not trusted.
-                u64::from(self.value(&kind, true)?)
-            } else {
-                part_value
+            value ^= match (found, trusted(part_value, part.len())) {
+                (true, Some(stored)) => {
+                    self.solver.stats.cache_hits += 1;
+                    u64::from(stored)
+                }
+                (true, None) => u64::from(self.value(&kind, Memoize::Always)?),
+                (false, _) => part_value,
             };
         }
         Ok(value)
     }
 
     /// The value of a set of placements, XOR of its components' values.
-    pub fn value_of_set(&mut self, set: Placements) -> Result<u64, Interrupted> {
+    pub fn value_of_set(&mut self, set: BoardPlacements) -> Result<u64, Interrupted> {
         let mut value = 0;
         for part in set.components() {
-            value ^= u64::from(self.component(part, false)?);
+            value ^= u64::from(self.component(part, Memoize::WhenCostly)?);
         }
         Ok(value)
     }
 
-    /// The value of one connected, non-empty set of placements; a top-level one is always
-    /// written to the persistent memo.
-    pub fn component(&mut self, part: Placements, top_level: bool) -> Result<u8, Interrupted> {
-        self.value(&part.kind(), top_level)
+    /// The value of one connected, non-empty set of placements of a board.
+    pub fn component(&mut self, part: BoardPlacements, memoize: Memoize) -> Result<u8, Interrupted> {
+        self.value(&kind_of(part), memoize)
     }
 
     /// The value of a component.
-    fn value(&mut self, kind: &Kind, top_level: bool) -> Result<u8, Interrupted> {
-        // Every value up to `u8::MAX` is allowed, and a value is at most the number of placements.
-        let value = match kind {
-            Kind::Direct(value) => Some(*value),
-            Kind::Window(window) => self.settle(*window, u8::MAX, top_level, false)?,
-            Kind::Strip(strip) => self.settle(*strip, u8::MAX, top_level, false)?,
-            Kind::Grid(canonical) => self.settle(canonical.placements(), u8::MAX, top_level, false)?,
-        };
-        Ok(value.unwrap_or(0))
+    fn value(&mut self, kind: &Kind, memoize: Memoize) -> Result<u8, Interrupted> {
+        each_kind!(kind, value => Ok(*value), set => self.value_of(*set, memoize))
     }
 
     /// Whether a component of `size` placements has value `target`.
     fn has_value(&mut self, kind: &Kind, size: u32, target: u64) -> Result<bool, Interrupted> {
         if target > u64::from(size) {
-            // A component of n placements has n options, so its value is at most n.
+            // A component of n placements has value at most n (see [`Engine`]).
             return Ok(false);
         }
         let target = target as u8;
-        let value = match kind {
-            Kind::Direct(value) => Some(*value),
-            Kind::Window(window) => self.settle(*window, target, false, true)?,
-            Kind::Strip(strip) => self.settle(*strip, target, false, true)?,
-            Kind::Grid(canonical) => self.settle(canonical.placements(), target, false, true)?,
-        };
-        Ok(value == Some(target))
+        each_kind!(kind, value => Ok(*value == target), set => self.is_value(*set, target))
     }
 
-    /// The value of a component in canonical form, if this establishes it: `Some(v)` means the
-    /// value is `v ≤ limit`; `None` means it exceeds `limit` or, with `witness_first`, that some
-    /// option has value `limit` (so the value is not `limit`; it may be smaller).
-    fn settle<S: Shape>(
-        &mut self,
-        key: S,
-        limit: u8,
-        top_level: bool,
-        witness_first: bool,
-    ) -> Result<Option<u8>, Interrupted> {
-        let size = key.size();
-        let persistent = top_level || size >= MEMO_MIN_PLACEMENTS;
-        let mut known = match S::table(&mut self.tables).get(&key) {
-            Some(known) => known,
-            None => {
-                // A value no component can have (they are at most 64) is not trusted.
-                let stored = if persistent {
-                    self.solver.memo.get(GameTag::Tetris, &key.memo_key()).filter(|&v| v <= 64)
-                } else {
-                    None
-                };
-                match stored {
-                    Some(value) => {
-                        let known = Knowledge::known(value as u8);
-                        self.remember(key, known);
-                        known
-                    }
-                    None => Knowledge::default(),
-                }
+    /// What this solve or the persistent memo (when `persistent`) knows of a component.
+    fn recall<S: Shape>(&mut self, key: S, persistent: bool) -> Knowledge {
+        if let Some(known) = S::table(&mut self.tables).get(&key) {
+            return known;
+        }
+        let stored = if persistent { self.solver.memo.get(GameTag::Tetris, &key.memo_key()) } else { None };
+        match stored.and_then(|value| trusted(value, key.len())) {
+            Some(value) => {
+                let known = Knowledge::known(value);
+                self.remember(key, known);
+                known
             }
-        };
+            None => Knowledge::default(),
+        }
+    }
+
+    /// The value of a component in canonical form.
+    fn value_of<S: Shape>(&mut self, key: S, memoize: Memoize) -> Result<u8, Interrupted> {
+        let size = key.len();
+        let persistent = memoize == Memoize::Always || size >= MEMO_MIN_PLACEMENTS;
+        let mut known = self.recall(key, persistent);
         if let Some(value) = known.exact() {
             self.solver.stats.cache_hits += 1;
-            if top_level {
+            if memoize == Memoize::Always {
                 // Known from this solve: what it cost is not known here (the memo keeps the larger).
                 self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), 0);
             }
-            return Ok((value <= limit).then_some(value));
+            return Ok(value);
         }
         let work_before = self.nodes;
-        let last = limit.min(size.min(64) as u8);
-        let options = key.ordered_options();
-        let mut reduced = vec![None; options.len()];
+        let (options, mut reduced) = self.options_of(key);
+        // `size ≤ MAX_PLACEMENTS < u8::MAX`; if no value below `size` is absent from the options,
+        // the value is `size` (see [`Engine`]).
+        let size = size as u8;
+        let value = self.least_absent(&mut known, &options, &mut reduced, size - 1, None)?.unwrap_or(size);
+        self.recycle(options, reduced);
+        self.settled(key, value, work_before, memoize);
+        Ok(value)
+    }
+
+    /// Whether a component in canonical form of at least `target` placements has value `target`.
+    fn is_value<S: Shape>(&mut self, key: S, target: u8) -> Result<bool, Interrupted> {
+        let persistent = key.len() >= MEMO_MIN_PLACEMENTS;
+        let mut known = self.recall(key, persistent);
+        if let Some(value) = known.exact() {
+            self.solver.stats.cache_hits += 1;
+            return Ok(value == target);
+        }
+        let work_before = self.nodes;
+        let (options, mut reduced) = self.options_of(key);
         // A value no option has, once found.
         let mut absent = None;
-        if witness_first && last == limit && !known.has_option_of(limit) {
-            // Asked "is the value `limit`?": an option of that value says no at once.
-            if self.some_option_has_value(&options, &mut reduced, limit)? {
-                known.note_option_of(limit);
-                self.remember(key, known);
-                return Ok(None);
+        if !known.has_option_of(target) {
+            // An option of value `target` says no at once.
+            if self.some_option_has_value(&options, &mut reduced, target)? {
+                self.recycle(options, reduced);
+                known.note_option_of(target);
+                self.remember(key, known.with_cost(self.nodes - work_before));
+                return Ok(false);
             }
-            absent = Some(limit);
+            absent = Some(target);
         }
+        let least_absent = self.least_absent(&mut known, &options, &mut reduced, target, absent)?;
+        self.recycle(options, reduced);
+        match least_absent {
+            Some(value) => {
+                self.settled(key, value, work_before, Memoize::WhenCostly);
+                Ok(value == target)
+            }
+            None => {
+                self.remember(key, known.with_cost(self.nodes - work_before));
+                Ok(false)
+            }
+        }
+    }
+
+    /// The ranked options of a component in canonical form (see [`ordered_options`]), with room
+    /// for each reduced, in lists from [`Spare`].
+    #[allow(clippy::type_complexity)]
+    fn options_of<S: Shape>(&mut self, key: S) -> (Vec<(u32, S)>, Vec<Option<Reduced>>) {
+        let spare = S::spare(&mut self.spare);
+        let mut options = spare.pop().unwrap_or_default();
+        let mut unsorted = spare.pop().unwrap_or_default();
+        ordered_options(key, &mut unsorted, &mut options);
+        S::spare(&mut self.spare).push(unsorted);
+        let mut reduced = self.spare.reduced.pop().unwrap_or_default();
+        reduced.resize(options.len(), None);
+        (options, reduced)
+    }
+
+    /// Give lists from [`Engine::options_of`] back to [`Spare`].
+    fn recycle<S: Shape>(&mut self, mut options: Vec<(u32, S)>, mut reduced: Vec<Option<Reduced>>) {
+        options.clear();
+        S::spare(&mut self.spare).push(options);
+        reduced.clear();
+        self.spare.reduced.push(reduced);
+    }
+
+    /// The least value up to `last` that no option has (`absent` is one known to be), if there
+    /// is one; `known` learns the option values met on the way.
+    fn least_absent<S: Shape>(
+        &mut self,
+        known: &mut Knowledge,
+        options: &[(u32, S)],
+        reduced: &mut [Option<Reduced>],
+        last: u8,
+        absent: Option<u8>,
+    ) -> Result<Option<u8>, Interrupted> {
         for j in 0..=last {
             if known.has_option_of(j) {
                 continue;
             }
             // Every smaller value is an option's: the value is j unless an option has value j.
-            if absent == Some(j) || !self.some_option_has_value(&options, &mut reduced, j)? {
-                known = Knowledge::known(j);
-                break;
+            if absent == Some(j) || !self.some_option_has_value(options, reduced, j)? {
+                return Ok(Some(j));
             }
             known.note_option_of(j);
         }
-        self.remember(key, known);
-        if let Some(value) = known.exact() {
-            self.solver.stats.positions_computed += 1;
-            let work = self.nodes - work_before;
-            if top_level || (persistent && work >= MEMO_MIN_WORK) {
-                self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), work);
-            }
+        Ok(None)
+    }
+
+    /// Record the value of a component found by a search that started at `work_before`, here
+    /// and, if it is worth it, in the persistent memo.
+    fn settled<S: Shape>(&mut self, key: S, value: u8, work_before: u64, memoize: Memoize) {
+        self.solver.stats.positions_computed += 1;
+        let work = self.nodes - work_before;
+        self.remember(key, Knowledge::known(value).with_cost(work));
+        let costly = key.len() >= MEMO_MIN_PLACEMENTS && work >= MEMO_MIN_WORK;
+        if memoize == Memoize::Always || costly {
+            self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), work);
         }
-        Ok(known.exact())
     }
 
     /// Whether some option (of the ranked `options` of a connected set) has value `target`;
@@ -581,11 +651,11 @@ impl<'s, 'a> Engine<'s, 'a> {
         let mut searched: [Option<(Kind, u32)>; 8] = Default::default();
         let mut count = 0;
         let mut others = 0u64;
-        for part in rest.parts() {
+        for part in rest.components() {
             match part.kind() {
                 Kind::Direct(value) => others ^= u64::from(value),
                 kind => {
-                    let size = part.size();
+                    let size = part.len();
                     let twin =
                         searched[..count].iter().position(|s| matches!(s, Some((k, n)) if *n == size && *k == kind));
                     match twin {
@@ -594,7 +664,7 @@ impl<'s, 'a> Engine<'s, 'a> {
                             searched[count] = Some((kind, size));
                             count += 1;
                         }
-                        None => others ^= u64::from(self.value(&kind, false)?),
+                        None => others ^= u64::from(self.value(&kind, Memoize::WhenCostly)?),
                     }
                 }
             }
@@ -611,7 +681,7 @@ impl<'s, 'a> Engine<'s, 'a> {
         for (i, slot) in searched.iter_mut().enumerate().take(count) {
             if Some(i) != largest {
                 if let Some((kind, _)) = slot.take() {
-                    others ^= u64::from(self.value(&kind, false)?);
+                    others ^= u64::from(self.value(&kind, Memoize::WhenCostly)?);
                 }
             }
         }
@@ -619,24 +689,17 @@ impl<'s, 'a> Engine<'s, 'a> {
     }
 
     /// The value of a component if this solve already knows it.
-    fn known_value(&self, kind: &Kind) -> Option<u8> {
-        match kind {
-            Kind::Direct(value) => Some(*value),
-            Kind::Window(window) => self.tables.window.get(window).and_then(Knowledge::exact),
-            Kind::Strip(strip) => self.tables.strip.get(strip).and_then(Knowledge::exact),
-            Kind::Grid(canonical) => self.tables.grid.get(&canonical.placements()).and_then(Knowledge::exact),
-        }
+    fn known_value(&mut self, kind: &Kind) -> Option<u8> {
+        each_kind!(kind, value => Some(*value), set => self.known_exact(*set))
     }
 
-    /// Record what was learnt; when the tables hold `solver.table_limit` entries, they are
-    /// emptied first (memory stays bounded; values already in the persistent memo stay there).
+    /// The value of a component in canonical form if this solve already knows it.
+    fn known_exact<S: Shape>(&mut self, key: S) -> Option<u8> {
+        S::table(&mut self.tables).get(&key).and_then(Knowledge::exact)
+    }
+
+    /// Record what was learnt (the tables keep the costliest entries when full).
     fn remember<S: Shape>(&mut self, key: S, known: Knowledge) {
-        let tables = &mut self.tables;
-        if tables.window.len() + tables.strip.len() + tables.grid.len() >= self.solver.table_limit {
-            tables.window.clear();
-            tables.strip.clear();
-            tables.grid.clear();
-        }
-        S::table(&mut self.tables).insert(key, known);
+        S::table(&mut self.tables).insert(key, known, &mut self.table_room);
     }
 }

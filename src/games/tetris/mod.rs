@@ -9,11 +9,13 @@
 //!   top-left cells. Playing a placement deletes it and its (at most 8) king neighbours. Cells no
 //!   placement covers play no part.
 //! * A position splits into connected components (king adjacency); its value is the XOR of theirs.
-//!   Components are bitboards: one `u64` when they fit in 8×8 placements (`window`), one `u128`
-//!   when they fit in 8 rows (`strip`), else 256 bits with stride 16 (`bits`).
+//!   Components are bitboards, written once over the word size (`bits`): one `u64` when they
+//!   fit in 8×8 placements (`window`), one `u128` when they are at most 8 across and 16 long
+//!   (`band`), 256 bits up to 16×16, 1024 bits when longer (a board with a side over 17).
 //! * A component is keyed by its canonical form: translated to the origin, least of its 8 images
 //!   under the symmetries of the square. Equal components, wherever and however turned, share one
-//!   entry of the per-solve table (`table`, bounded by `solver.table_limit`) and of the persistent
+//!   entry of the per-solve table (`table`, bounded by `solver.table_limit`, keeping the costliest
+//!   entries when full) and of the persistent
 //!   memo (`solver.memo`, tag [`GameTag::Tetris`](crate::games::GameTag::Tetris)); options a
 //!   symmetry of the component maps onto each other are tried once.
 //! * Single placements and straight lines are Node Kayles on a path (octal game 0.137); every set
@@ -22,38 +24,60 @@
 //!   component value `t`?" rather than computing every option's value.
 //! * The persistent memo holds the value of every top-level component solved and of every
 //!   component of at least 12 placements whose search took at least 64 option evaluations; its
-//!   key is the canonical form as height, width and the row-major bits (see `bits::memo_key`).
+//!   key is the canonical form as height, width and the row-major bits (see
+//!   `bits::PlacementSet::memo_key`).
 //!   So a board solved once is never searched again, even after a restart, and an interrupted
 //!   solve resumes from what it had finished.
 
+mod band;
 mod bits;
 mod engine;
-mod strip;
 mod table;
 mod window;
 
-use self::bits::{Placements, GRID};
-use self::engine::Engine;
+use self::bits::{BoardPlacements, PlacementSet};
+use self::engine::{Engine, Memoize};
 use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 
-/// The most rows (and columns) a board may have, unless it is thin.
-pub const MAX_SIDE: usize = 16;
-/// The most cells a thin board (one or two cells across) may have along its length: enough for
-/// every board of the contest (N·M < 50, e.g. 2×24 or 1×49).
-pub const MAX_THIN_LENGTH: usize = 64;
+/// The most cells a board may have (16×16, 8×32, 4×64, ...).
+pub const MAX_CELLS: usize = 256;
+/// The most rows (and the most columns) a board may have.
+pub const MAX_SIDE: usize = 64;
+
+/// The most placements a board of at most [`MAX_CELLS`] cells has: an `h×w` board has
+/// `(h−1)(w−1)` of them, which under `h·w ≤ 256` is largest for 16×16. Below `u8::MAX`, so every
+/// Grundy value (at most the number of placements) fits a byte; checked at compile time.
+pub const MAX_PLACEMENTS: u32 = 225;
+
+const _: () = {
+    let mut height = 1;
+    while height <= MAX_SIDE {
+        let width = if MAX_CELLS / height < MAX_SIDE { MAX_CELLS / height } else { MAX_SIDE };
+        assert!((height - 1) * (width - 1) <= MAX_PLACEMENTS as usize);
+        height += 1;
+    }
+    assert!(MAX_PLACEMENTS < u8::MAX as u32);
+};
 
 /// Why a board was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TetrisError {
     /// The board has no rows, or its rows are empty.
     Empty,
-    /// More rows than [`MAX_SIDE`] ([`MAX_THIN_LENGTH`] for a thin board).
+    /// More rows than [`MAX_SIDE`].
     TooManyRows {
         /// How many rows were given.
         rows: usize,
     },
-    /// More columns than [`MAX_SIDE`] ([`MAX_THIN_LENGTH`] for a thin board).
+    /// More columns than [`MAX_SIDE`].
     TooManyColumns {
+        /// How many columns the first row has.
+        columns: usize,
+    },
+    /// More cells than [`MAX_CELLS`].
+    TooManyCells {
+        /// How many rows were given.
+        rows: usize,
         /// How many columns the first row has.
         columns: usize,
     },
@@ -81,7 +105,7 @@ impl SetupError for TetrisError {
     fn field(&self) -> FieldPath {
         let rows = FieldPath::field("rows");
         match *self {
-            TetrisError::Empty | TetrisError::TooManyRows { .. } => rows,
+            TetrisError::Empty | TetrisError::TooManyRows { .. } | TetrisError::TooManyCells { .. } => rows,
             TetrisError::TooManyColumns { .. } => rows.at(0),
             TetrisError::RaggedRow { row, .. } | TetrisError::BadCell { row, .. } => rows.at(row),
         }
@@ -91,10 +115,14 @@ impl SetupError for TetrisError {
         match self {
             TetrisError::Empty => "is empty; a board needs at least one cell".into(),
             TetrisError::TooManyRows { rows } => {
-                format!("has {rows} rows; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 cells wide)")
+                format!("has {rows} rows; the limit is {MAX_SIDE} (and {MAX_CELLS} cells)")
             }
-            TetrisError::TooManyColumns { columns } => format!(
-                "has {columns} columns; the limit is {MAX_SIDE} ({MAX_THIN_LENGTH} for a board 1 or 2 rows high)"
+            TetrisError::TooManyColumns { columns } => {
+                format!("has {columns} columns; the limit is {MAX_SIDE} (and {MAX_CELLS} cells)")
+            }
+            TetrisError::TooManyCells { rows, columns } => format!(
+                "is {rows}×{columns} = {} cells; the limit is {MAX_CELLS} cells (e.g. 16×16, 8×32, 4×64)",
+                rows * columns
             ),
             TetrisError::RaggedRow { length, expected, .. } => {
                 format!("has {length} columns but {} has {expected}", name(&FieldPath::field("rows").at(0)))
@@ -108,48 +136,14 @@ impl SetupError for TetrisError {
 
 display_setup_error!(TetrisError);
 
-/// A board: a rectangle of free and blocked cells, at most 16×16, or a thin board (one or two
-/// cells across) at most [`MAX_THIN_LENGTH`] long.
+/// A board: a rectangle of free and blocked cells, at most [`MAX_CELLS`] cells and
+/// [`MAX_SIDE`] cells each way.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Board {
     height: usize,
     width: usize,
     /// `free[r]` bit `c`: the cell in 0-based row `r`, column `c` is free.
-    free: [u64; MAX_THIN_LENGTH],
-}
-
-/// The placements of a board longer than 16 (so one or two cells across): they lie on one line.
-#[derive(Clone, Copy, Debug)]
-struct Line {
-    /// Bit `i`: the `i`-th placement along the line is available.
-    placements: u64,
-    /// Whether the line runs down the rows (a board two cells wide) rather than along row 1.
-    down: bool,
-}
-
-impl Line {
-    /// The placement of bit `i`.
-    fn placement(self, i: usize) -> Placement {
-        if self.down {
-            Placement { row: i + 1, column: 1 }
-        } else {
-            Placement { row: 1, column: i + 1 }
-        }
-    }
-
-    /// The value: placements in a line form paths (Node Kayles on a path, octal 0.137), one per
-    /// run of available placements; the XOR of their values.
-    fn value(self) -> u64 {
-        let mut rest = self.placements;
-        let mut value = 0;
-        while rest != 0 {
-            rest >>= rest.trailing_zeros();
-            let run = rest.trailing_ones();
-            value ^= u64::from(engine::PATH[run as usize]);
-            rest = rest.checked_shr(run).unwrap_or(0);
-        }
-        value
-    }
+    free: [u64; MAX_SIDE],
 }
 
 /// A move: the 1-based row and column of the top-left cell of a 2×2 square on four free cells.
@@ -169,15 +163,16 @@ impl Board {
         if expected == 0 {
             return Err(TetrisError::Empty);
         }
-        let thin = rows.len().min(expected) <= 2;
-        let limit = if thin { MAX_THIN_LENGTH } else { MAX_SIDE };
-        if rows.len() > limit {
+        if rows.len() > MAX_SIDE {
             return Err(TetrisError::TooManyRows { rows: rows.len() });
         }
-        if expected > limit {
+        if expected > MAX_SIDE {
             return Err(TetrisError::TooManyColumns { columns: expected });
         }
-        let mut free = [0u64; MAX_THIN_LENGTH];
+        if rows.len() * expected > MAX_CELLS {
+            return Err(TetrisError::TooManyCells { rows: rows.len(), columns: expected });
+        }
+        let mut free = [0u64; MAX_SIDE];
         for (r, row) in rows.iter().enumerate() {
             let length = row.chars().count();
             if length != expected {
@@ -218,65 +213,72 @@ impl Board {
             .collect()
     }
 
-    /// The placements available on a board of at most 16×16 (see [`Board::line`] for the others).
-    fn placements(&self) -> Placements {
-        let mut rows = [0u16; 16];
-        let last_column = (1u64 << (self.width - 1)) - 1;
-        for (r, row) in rows.iter_mut().enumerate().take(self.height.saturating_sub(1).min(GRID)) {
+    /// Whether [`Board::placements`] holds the placements turned: a board with more rows of
+    /// placements than a [`BoardPlacements`] holds has at most 15 columns of them (it has at
+    /// most [`MAX_CELLS`] cells), which fit its rows.
+    fn turned(&self) -> bool {
+        self.height > BoardPlacements::ROWS as usize + 1
+    }
+
+    /// The placements available: bit `64·r + c` for the square with top-left cell `(r, c)`,
+    /// 0-based, or `(c, r)` on a [turned](Board::turned) board.
+    fn placements(&self) -> BoardPlacements {
+        let last_column = u64::MAX >> (64 - self.width) >> 1;
+        let rows = (0..self.height.saturating_sub(1)).map(|r| {
             let both = self.free[r] & self.free[r + 1];
-            *row = (both & both >> 1 & last_column) as u16;
+            both & both >> 1 & last_column
+        });
+        if !self.turned() {
+            return BoardPlacements::from_rows(rows);
         }
-        Placements::from_rows(&rows)
-    }
-
-    /// The line of placements of a board longer than 16 cells (it is thin), `None` for the others.
-    fn line(&self) -> Option<Line> {
-        if self.height.max(self.width) <= MAX_SIDE {
-            return None;
-        }
-        let mut placements = 0u64;
-        let down = self.height > self.width;
-        if down && self.width == 2 {
-            let both = |r: usize| self.free[r] & 0b11 == 0b11;
-            placements = (0..self.height - 1).filter(|&r| both(r) && both(r + 1)).fold(0, |line, r| line | 1 << r);
-        } else if !down && self.height == 2 {
-            let both = self.free[0] & self.free[1];
-            placements = both & both >> 1 & ((1u64 << (self.width - 1)) - 1);
-        }
-        Some(Line { placements, down })
-    }
-
-    /// A placement of a line board leading to value `target`.
-    fn line_move_to(&self, line: Line, target: u64) -> Option<Placement> {
-        let mut rest = line.placements;
-        while rest != 0 {
-            let i = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            let placement = line.placement(i);
-            let after = self.play_unchecked(&placement).line().map_or(0, Line::value);
-            if after == target {
-                return Some(placement);
+        let mut columns = [0u64; MAX_SIDE];
+        for (r, row) in rows.enumerate() {
+            for (c, column) in columns.iter_mut().enumerate().take(self.width) {
+                *column |= (row >> c & 1) << r;
             }
         }
-        None
+        BoardPlacements::from_rows(columns.into_iter().take(self.width))
     }
 
-    /// The board's value if it needs no search: a line board, or one whose every searched
+    /// The placements available as bit indices of [`Board::placements`], in row-major order of
+    /// the board.
+    fn placement_indices(&self) -> Vec<u32> {
+        let set = self.placements();
+        if !self.turned() {
+            return set.iter().collect();
+        }
+        let stride = BoardPlacements::STRIDE as usize;
+        let columns = self.width.saturating_sub(1);
+        (0..self.height - 1)
+            .flat_map(|r| (0..columns).map(move |c| (c * stride + r) as u32))
+            .filter(|&p| set.contains(p))
+            .collect()
+    }
+
+    /// The placement of bit index `p` of [`Board::placements`].
+    fn placement(&self, p: u32) -> Placement {
+        let stride = BoardPlacements::STRIDE;
+        let (major, minor) = ((p / stride) as usize + 1, (p % stride) as usize + 1);
+        if self.turned() {
+            Placement { row: minor, column: major }
+        } else {
+            Placement { row: major, column: minor }
+        }
+    }
+
+    /// The board's value if it needs no search: one whose every searched
     /// component `lookup` finds under its memo key (see `engine::value_without_search`); also
     /// how many values `lookup` supplied.
     pub fn value_without_search(&self, lookup: &dyn Fn(&[u8]) -> Option<u64>) -> Option<(u64, u64)> {
-        match self.line() {
-            Some(line) => Some((line.value(), 0)),
-            None => engine::value_without_search(self.placements(), lookup),
-        }
+        engine::value_without_search(self.placements(), lookup)
     }
 
     /// Components with their values, and the total.
-    fn component_values(&self, engine: &mut Engine) -> Result<(Vec<(Placements, u8)>, u64), Interrupted> {
+    fn component_values(&self, engine: &mut Engine) -> Result<(Vec<(BoardPlacements, u8)>, u64), Interrupted> {
         let mut parts = Vec::new();
         let mut total = 0;
         for part in self.placements().components() {
-            let value = engine.component(part, true)?;
+            let value = engine.component(part, Memoize::Always)?;
             total ^= u64::from(value);
             parts.push((part, value));
         }
@@ -287,17 +289,17 @@ impl Board {
     fn placement_to(
         &self,
         target: u64,
-        parts: &[(Placements, u8)],
+        parts: &[(BoardPlacements, u8)],
         total: u64,
         engine: &mut Engine,
     ) -> Result<Option<Placement>, Interrupted> {
-        for p in self.placements().iter() {
+        for p in self.placement_indices() {
             let Some(&(part, value)) = parts.iter().find(|(part, _)| part.contains(p)) else {
                 continue;
             };
-            let rest = part.without(Placements::overlapping(p));
+            let rest = part.without(BoardPlacements::overlapping(p));
             if total ^ u64::from(value) ^ engine.value_of_set(rest)? == target {
-                return Ok(Some(Placement { row: p / 16 + 1, column: p % 16 + 1 }));
+                return Ok(Some(self.placement(p)));
             }
         }
         Ok(None)
@@ -309,19 +311,12 @@ impl Game for Board {
     type Value = Nimber;
 
     fn value(&self, solver: &mut SearchContext) -> Result<Nimber, Interrupted> {
-        if let Some(line) = self.line() {
-            return Ok(line.value());
-        }
         let mut engine = Engine::new(solver);
         engine.value_of_board(self.placements())
     }
 
     fn moves(&self) -> MoveSet<Placement> {
-        let placements = match self.line() {
-            Some(line) => (0..64).filter(|i| line.placements >> i & 1 == 1).map(|i| line.placement(i)).collect(),
-            None => self.placements().iter().map(|p| Placement { row: p / 16 + 1, column: p % 16 + 1 }).collect(),
-        };
-        MoveSet::listed(placements)
+        MoveSet::listed(self.placement_indices().into_iter().map(|p| self.placement(p)).collect())
     }
 
     /// Whether the square's four cells are on the board and free.
@@ -348,9 +343,6 @@ impl Game for Board {
 
     /// Stops at the first placement found, evaluating only the component it is in.
     fn first_move_to(&self, target: Nimber, solver: &mut SearchContext) -> Result<Option<Placement>, Interrupted> {
-        if let Some(line) = self.line() {
-            return Ok(self.line_move_to(line, target));
-        }
         let mut engine = Engine::new(solver);
         let (parts, total) = self.component_values(&mut engine)?;
         self.placement_to(target, &parts, total, &mut engine)
@@ -358,11 +350,6 @@ impl Game for Board {
 
     /// Computes the components' values once, for the value and the winning placement both.
     fn best_move(&self, solver: &mut SearchContext) -> Result<(Nimber, Option<Placement>), Interrupted> {
-        if let Some(line) = self.line() {
-            let total = line.value();
-            let mv = if total == 0 { self.moves().get(0) } else { self.line_move_to(line, 0) };
-            return Ok((total, mv));
-        }
         let mut engine = Engine::new(solver);
         let (parts, total) = self.component_values(&mut engine)?;
         let mv = if total == 0 { self.moves().get(0) } else { self.placement_to(0, &parts, total, &mut engine)? };

@@ -1,6 +1,14 @@
-//! An open-addressing hash table (linear probing, at most half full) from non-empty sets of
-//! placements to what a solve knows about them: key and value share a slot, so a lookup in a
-//! table far larger than the caches costs one memory access, not two.
+//! An open-addressing hash table from non-empty sets of placements to what a solve knows about
+//! them, bounded in bytes, that keeps its valuable entries when full.
+//!
+//! Key and value share a slot, so a lookup in a table far larger than the caches costs one memory
+//! access, not two. A key lives within [`PROBES`] slots of its home slot (linear probing, never a
+//! hole: entries are only ever replaced, never removed). The table doubles at three quarters full,
+//! or when a key finds its probe range crowded in a table at least half full, while the byte
+//! budget it shares with the other tables of the solve allows; otherwise an insert that finds
+//! neither its key nor a free slot among the [`PROBES`] replaces the least valuable
+//! entry there (the one whose search cost least: depth-preferred replacement, as in chess
+//! transposition tables), so what was expensive to learn stays and throughput has no cliff.
 
 use std::hash::{Hash, Hasher};
 
@@ -9,19 +17,41 @@ use super::bits::FastHasher;
 /// Slots of the first allocation.
 const FIRST_CAPACITY: usize = 256;
 
+/// Slots an entry may lie past its home slot.
+pub const PROBES: usize = 8;
+
+/// A value that says how much it is worth keeping.
+pub trait Worth {
+    /// Larger is more valuable.
+    fn worth(&self) -> u8;
+}
+
+/// Where a key goes among the slots of its probe range.
+enum Probe {
+    /// Its own slot.
+    Own(usize),
+    /// A free slot (the key is absent).
+    Free(usize),
+    /// The key is absent and every slot is taken: the least valuable one.
+    Crowded(usize),
+}
+
 /// A map from keys that are never `K::default()` (the empty set marks a free slot).
 pub struct Table<K, V> {
     slots: Vec<(K, V)>,
     len: usize,
 }
 
-impl<K: Copy + Eq + Default + Hash, V: Copy + Default> Default for Table<K, V> {
+impl<K: Copy + Eq + Default + Hash, V: Copy + Default + Worth> Default for Table<K, V> {
     fn default() -> Self {
         Table { slots: Vec::new(), len: 0 }
     }
 }
 
-impl<K: Copy + Eq + Default + Hash, V: Copy + Default> Table<K, V> {
+impl<K: Copy + Eq + Default + Hash, V: Copy + Default + Worth> Table<K, V> {
+    /// Bytes of one slot.
+    pub const SLOT_BYTES: usize = std::mem::size_of::<(K, V)>();
+
     /// The slot where the search for `key` starts.
     fn home(&self, key: &K) -> usize {
         let mut hasher = FastHasher::default();
@@ -36,7 +66,7 @@ impl<K: Copy + Eq + Default + Hash, V: Copy + Default> Table<K, V> {
         }
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
-        loop {
+        for _ in 0..PROBES {
             let (k, v) = &self.slots[i];
             if k == key {
                 return Some(*v);
@@ -46,50 +76,133 @@ impl<K: Copy + Eq + Default + Hash, V: Copy + Default> Table<K, V> {
             }
             i = (i + 1) & mask;
         }
+        None
     }
 
-    /// Set the value of `key` (not `K::default()`).
-    pub fn insert(&mut self, key: K, value: V) {
-        if 2 * (self.len + 1) > self.slots.len() {
-            self.grow();
+    /// Set the value of `key` (not `K::default()`), growing first if the table is three quarters
+    /// full and `room` (bytes the tables may still allocate, shared) allows; otherwise possibly
+    /// in place of a less valuable entry.
+    pub fn insert(&mut self, key: K, value: V, room: &mut usize) {
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
+            self.grow(room);
         }
+        if self.slots.is_empty() {
+            return;
+        }
+        match self.probe(&key) {
+            Probe::Own(i) => self.slots[i].1 = value,
+            Probe::Free(i) => {
+                self.slots[i] = (key, value);
+                self.len += 1;
+            }
+            // A crowded neighbourhood in a table at least half full: more room if there is any,
+            // else the least valuable goes.
+            Probe::Crowded(_) if 2 * self.len >= self.slots.len() && self.grow(room) => self.place(key, value),
+            Probe::Crowded(least) => self.slots[least] = (key, value),
+        }
+    }
+
+    /// Where `key` goes in its probe range (the table has slots).
+    fn probe(&self, key: &K) -> Probe {
         let mask = self.slots.len() - 1;
-        let mut i = self.home(&key);
-        loop {
-            let slot = &mut self.slots[i];
-            if slot.0 == key {
-                slot.1 = value;
-                return;
+        let mut i = self.home(key);
+        let mut least = i;
+        for _ in 0..PROBES {
+            let slot = &self.slots[i];
+            if slot.0 == *key {
+                return Probe::Own(i);
             }
             if slot.0 == K::default() {
-                *slot = (key, value);
-                self.len += 1;
-                return;
+                return Probe::Free(i);
+            }
+            if slot.1.worth() < self.slots[least].1.worth() {
+                least = i;
             }
             i = (i + 1) & mask;
         }
+        Probe::Crowded(least)
     }
 
-    /// Double the number of slots.
-    fn grow(&mut self) {
-        let capacity = (2 * self.slots.len()).max(FIRST_CAPACITY);
-        let old = std::mem::replace(&mut self.slots, vec![(K::default(), V::default()); capacity]);
-        self.len = 0;
-        for (key, value) in old {
-            if key != K::default() {
-                self.insert(key, value);
+    /// Put `key` in its probe range: in its own slot, a free one, or the least valuable one.
+    fn place(&mut self, key: K, value: V) {
+        match self.probe(&key) {
+            Probe::Own(i) | Probe::Crowded(i) => self.slots[i] = (key, value),
+            Probe::Free(i) => {
+                self.slots[i] = (key, value);
+                self.len += 1;
             }
         }
     }
 
+    /// Double the number of slots if `room` allows; whether it did.
+    fn grow(&mut self, room: &mut usize) -> bool {
+        let capacity = (2 * self.slots.len()).max(FIRST_CAPACITY);
+        let bytes = capacity * Self::SLOT_BYTES;
+        if bytes > *room {
+            return false;
+        }
+        *room -= bytes;
+        let old = std::mem::replace(&mut self.slots, vec![(K::default(), V::default()); capacity]);
+        *room += old.len() * Self::SLOT_BYTES;
+        self.len = 0;
+        for (key, value) in old {
+            if key != K::default() {
+                self.place(key, value);
+            }
+        }
+        true
+    }
+
     /// How many keys are present.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
     }
+}
 
-    /// Remove every key and free the slots.
-    pub fn clear(&mut self) {
-        self.slots = Vec::new();
-        self.len = 0;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Copy, Default, Debug, PartialEq)]
+    struct Cost(u8);
+
+    impl Worth for Cost {
+        fn worth(&self) -> u8 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn a_full_table_keeps_its_valuable_entries_within_its_bytes() {
+        let slot = Table::<u64, Cost>::SLOT_BYTES;
+        let mut room = FIRST_CAPACITY * slot;
+        let mut table = Table::<u64, Cost>::default();
+        // Valuable entries first, then many cheap ones: the table cannot grow past its room.
+        for key in 1..=20u64 {
+            table.insert(key, Cost(200), &mut room);
+        }
+        for key in 1000..20_000u64 {
+            table.insert(key, Cost(1), &mut room);
+        }
+        assert_eq!(table.slots.len(), FIRST_CAPACITY);
+        assert!(table.len() <= FIRST_CAPACITY);
+        assert!((1..=20u64).all(|key| table.get(&key) == Some(Cost(200))));
+        // The latest cheap entry is there too.
+        assert_eq!(table.get(&19_999), Some(Cost(1)));
+    }
+
+    #[test]
+    fn a_table_grows_while_its_room_allows() {
+        let mut room = usize::MAX / 2;
+        let mut table = Table::<u64, Cost>::default();
+        for key in 1..=10_000u64 {
+            table.insert(key, Cost(0), &mut room);
+        }
+        // Below half full a crowded probe range replaces rather than grows: a few keys go.
+        assert!(table.len() >= 9_900, "{}", table.len());
+        assert!(table.len() <= 3 * table.slots.len() / 4);
+        assert!((1..=10_000u64).filter(|key| table.get(key) == Some(Cost(0))).count() == table.len());
+        assert_eq!(room, usize::MAX / 2 - table.slots.len() * Table::<u64, Cost>::SLOT_BYTES);
     }
 }

@@ -1,16 +1,17 @@
 //! Tests of the 2×2 placement game against a brute force written from the literal rules.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::bits::{transpose, Canonical, Placements};
-use super::strip::Strip;
-use super::window::{self, Window};
+use super::band::Band;
+use super::bits::{FastHasher, Grid, LongBand, PlacementSet, Symmetry, Wide, Word};
+use super::window::Window;
 use super::*;
 use crate::games::{Budget, GameTag, Memo, NoMemo, Outcome, Value};
 use crate::random::SplitMix;
-use crate::testing::BoardBruteForce as BruteForce;
+use crate::testing::{random_board, BoardBruteForce as BruteForce};
 
 /// The rows of a `height`×`width` board whose free cells are the bits of `free`.
 fn rows_of(height: usize, width: usize, free: u64) -> Vec<String> {
@@ -49,10 +50,13 @@ fn random_free(rng: &mut SplitMix, height: usize, width: usize, max_free: u32) -
 }
 
 #[test]
-fn agrees_with_brute_force_on_every_board_up_to_4x4_and_2x7() {
+fn agrees_with_brute_force_on_every_board_of_many_small_shapes() {
+    // Every board up to 4×4, and long thin ones up to 18 cells both ways round.
     let mut sizes: Vec<(usize, usize)> = (1..=4).flat_map(|h| (1..=4).map(move |w| (h, w))).collect();
-    sizes.push((2, 7));
-    sizes.push((7, 2));
+    for (height, width) in [(2, 7), (3, 5), (2, 9), (3, 6), (1, 18)] {
+        sizes.push((height, width));
+        sizes.push((width, height));
+    }
     for (height, width) in sizes {
         let mut brute = BruteForce::new(height, width);
         for free in 0..1u64 << (height * width) {
@@ -81,44 +85,45 @@ fn agrees_with_brute_force_on_random_boards() {
     }
 }
 
-/// Node Kayles on the placements of a board (at most 11×11 of them), by full mex over options
-/// and splitting into components, memoized per set, without symmetry: an independent check of
-/// the engine on boards too large for [`BruteForce`].
+/// Node Kayles on the placements of a board (any board: at most 225 placements), by full mex
+/// over options and splitting into components, memoized per set, without symmetry: an
+/// independent check of the engine on boards too large for [`BruteForce`]. Placement `(r, c)`
+/// is bit `r·columns + c`.
 struct PlainKayles {
-    overlapping: Vec<u128>,
-    memo: HashMap<u128, u64>,
+    overlapping: Vec<Wide<4>>,
+    memo: HashMap<Wide<4>, u64, BuildHasherDefault<FastHasher>>,
 }
 
 impl PlainKayles {
-    fn new(board: &Board) -> (PlainKayles, u128) {
-        let (rows, columns) = (board.height() - 1, board.width() - 1);
-        assert!(rows <= 11 && columns <= 11);
-        let mut set = 0u128;
-        let mut overlapping = vec![0u128; 121];
+    fn new(board: &Board) -> (PlainKayles, Wide<4>) {
+        let (rows, columns) = (board.height().saturating_sub(1), board.width().saturating_sub(1));
+        let bit = |r: usize, c: usize| Wide::<4>::from_u64(1) << (r * columns + c) as u32;
+        let mut set = Wide::default();
+        let mut overlapping = vec![Wide::default(); rows * columns];
         for r in 0..rows {
             for c in 0..columns {
                 let square = [(r, c), (r, c + 1), (r + 1, c), (r + 1, c + 1)];
                 if square.iter().all(|&(i, j)| board.is_free(i + 1, j + 1)) {
-                    set |= 1 << (r * 11 + c);
+                    set = set | bit(r, c);
                 }
                 for i in r.saturating_sub(1)..=(r + 1).min(rows - 1) {
                     for j in c.saturating_sub(1)..=(c + 1).min(columns - 1) {
-                        overlapping[r * 11 + c] |= 1 << (i * 11 + j);
+                        overlapping[r * columns + c] = overlapping[r * columns + c] | bit(i, j);
                     }
                 }
             }
         }
-        (PlainKayles { overlapping, memo: HashMap::new() }, set)
+        (PlainKayles { overlapping, memo: HashMap::default() }, set)
     }
 
-    fn component_of(&self, set: u128) -> u128 {
-        let mut part = set & set.wrapping_neg();
+    fn component_of(&self, set: Wide<4>) -> Wide<4> {
+        let mut part = set.lowest();
         loop {
             let mut grown = part;
             let mut rest = part;
-            while rest != 0 {
-                grown |= self.overlapping[rest.trailing_zeros() as usize] & set;
-                rest &= rest - 1;
+            while !rest.is_zero() {
+                grown = grown | (self.overlapping[rest.trailing_zeros() as usize] & set);
+                rest = rest.without_lowest();
             }
             if grown == part {
                 return part;
@@ -127,25 +132,25 @@ impl PlainKayles {
         }
     }
 
-    fn value(&mut self, mut set: u128) -> u64 {
+    fn value(&mut self, mut set: Wide<4>) -> u64 {
         let mut total = 0;
-        while set != 0 {
+        while !set.is_zero() {
             let part = self.component_of(set);
-            set &= !part;
+            set = set & !part;
             total ^= self.connected(part);
         }
         total
     }
 
-    fn connected(&mut self, part: u128) -> u64 {
+    fn connected(&mut self, part: Wide<4>) -> u64 {
         if let Some(&g) = self.memo.get(&part) {
             return g;
         }
         let mut options = Vec::new();
         let mut rest = part;
-        while rest != 0 {
+        while !rest.is_zero() {
             let p = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
+            rest = rest.without_lowest();
             options.push(self.value(part & !self.overlapping[p]));
         }
         let g = crate::games::mex(options);
@@ -173,7 +178,7 @@ fn agrees_with_plain_component_search_on_larger_boards() {
         let board = Board::new(&rows).expect("generated boards are valid");
         let (mut plain, set) = PlainKayles::new(&board);
         assert_eq!(value(&board), plain.value(set), "board {rows:?}");
-        let wide = |part: Placements| {
+        let wide = |part: BoardPlacements| {
             let (_, height, width) = part.at_origin();
             height > 8 || width > 8
         };
@@ -181,6 +186,45 @@ fn agrees_with_plain_component_search_on_larger_boards() {
     }
     // The larger boards do exercise the search on the whole grid.
     assert!(wide_components >= 5, "{wide_components}");
+}
+
+#[test]
+fn long_boards_by_cell_count_agree_with_plain_component_search() {
+    // Every shape the cell limit allows past 16 across, both ways round, sparse enough for the
+    // plain search; and the long components they hold are searched in long bands.
+    let mut rng = SplitMix::new(256);
+    let mut long_components = 0;
+    for (height, width, blocked_percent) in
+        [(3, 30, 5), (3, 64, 8), (4, 60, 22), (8, 32, 33), (5, 51, 30), (14, 18, 33), (2, 64, 10), (1, 64, 0)]
+    {
+        for round in 0..6 {
+            let board = Board::new(&random_board(&mut rng, height, width, blocked_percent))
+                .expect("generated boards are valid");
+            let turned: Vec<String> = (0..width)
+                .map(|c| (0..height).map(|r| if board.is_free(r + 1, c + 1) { '0' } else { '1' }).collect())
+                .collect();
+            let (mut plain, set) = PlainKayles::new(&board);
+            let expected = plain.value(set);
+            assert_eq!(value(&board), expected, "{:?}", board.rows());
+            assert_eq!(value(&Board::new(&turned).expect("turned boards are valid")), expected, "{turned:?}");
+            long_components += board
+                .placements()
+                .components()
+                .filter(|&part| {
+                    let (_, h, w) = part.at_origin();
+                    h.max(w) > 16 && h.min(w) > 1
+                })
+                .count();
+            if round == 0 {
+                let (total, best) = board.best_move(&mut SearchContext::in_memory()).expect("no deadline");
+                assert_eq!(total, expected);
+                if let Some(mv) = best.filter(|_| expected != 0) {
+                    assert_eq!(value(&board.play_unchecked(&mv)), 0, "{:?} {mv:?}", board.rows());
+                }
+            }
+        }
+    }
+    assert!(long_components >= 6, "{long_components}");
 }
 
 #[test]
@@ -230,10 +274,9 @@ fn full_two_row_boards_are_octal_0137_and_three_rows_match() {
         let two = value(&full(2, n));
         assert_eq!(two, octal[n - 1], "2x{n}");
         assert_eq!(value(&full(n, 2)), two, "{n}x2");
-        if n <= MAX_SIDE {
-            assert_eq!(value(&full(3, n)), two, "3x{n}");
-            assert_eq!(value(&full(n, 3)), two, "{n}x3");
-        }
+        // A placement of a 3-row board removes both rows of placements in three columns.
+        assert_eq!(value(&full(3, n)), two, "3x{n}");
+        assert_eq!(value(&full(n, 3)), two, "{n}x3");
     }
 }
 
@@ -293,90 +336,54 @@ fn value_is_invariant_under_the_symmetries_of_the_board() {
     }
 }
 
-#[test]
-fn canonical_form_is_shared_by_all_images() {
-    let mut rng = SplitMix::new(99);
-    for _ in 0..200 {
-        let mut rows = [0u16; 16];
-        for row in rows.iter_mut().take(GRID) {
-            *row = (rng.next_u64() as u16) & 0x7FFF;
+/// For random sets of each kind lying in a `height`×`width` box at the origin (of the shapes
+/// the engine puts in that kind): every image has the same canonical form, word tricks agree with
+/// the row-by-row images, and distinct options are one per class under the set's symmetries.
+fn check_canonical_forms<S: PlacementSet>(seed: u64, shapes: impl Fn(&mut SplitMix) -> (usize, usize)) {
+    let mut rng = SplitMix::new(seed);
+    for round in 0..200 {
+        let (height, width) = shapes(&mut rng);
+        let density = if round % 2 == 0 { 2 } else { 1 };
+        let rows: Vec<u64> = (0..height)
+            .map(|_| (0..density).fold(u64::MAX, |row, _| row & rng.next_u64()) & (u64::MAX >> (64 - width)))
+            .collect();
+        let set = S::from_rows(rows.iter().copied());
+        if set.is_empty() {
+            continue;
         }
-        assert_eq!(transpose(transpose(rows)), rows);
-        let set = Placements::from_rows(&rows);
-        let t = transpose(rows);
-        for (r, row) in rows.iter().enumerate() {
-            for (c, column) in t.iter().enumerate() {
-                assert_eq!(row >> c & 1, column >> r & 1);
-            }
+        let (origin, h, w) = set.at_origin();
+        assert_eq!(origin.len(), set.len());
+        let canonical = origin.canonical(h, w);
+        for symmetry in Symmetry::ALL.into_iter().filter(|&s| S::fits(h, w, s)) {
+            let (image_rows, ih, iw) = origin.image_rows(h, w, symmetry);
+            let image = S::from_rows(image_rows.into_iter().take(ih));
+            assert_eq!(origin.image(h, w, symmetry), image, "{symmetry:?}");
+            assert_eq!(image.at_origin(), (image, ih, iw));
+            assert_eq!(image.canonical(ih, iw), canonical, "{symmetry:?} of {rows:?}");
         }
-        let mirrored: [u16; 16] = std::array::from_fn(|r| rows[r].reverse_bits() >> 1);
-        let flipped: [u16; 16] = std::array::from_fn(|r| if r < GRID { rows[GRID - 1 - r] } else { 0 });
-        let canonical = Canonical::of(set);
-        for image in [t, mirrored, flipped] {
-            assert_eq!(Canonical::of(Placements::from_rows(&image)), canonical);
+        // Every option is some symmetry's image of exactly one distinct option.
+        let (_, ch, cw) = canonical.at_origin();
+        // Two placements may leave the same option: count sets, not placements.
+        let mut distinct: Vec<S> = canonical.distinct_options().map(|(_, option)| option).collect();
+        distinct.sort();
+        distinct.dedup();
+        let own: Vec<Symmetry> = Symmetry::ALL
+            .into_iter()
+            .filter(|&s| S::fits(ch, cw, s) && canonical.image(ch, cw, s) == canonical)
+            .collect();
+        for (_, option) in canonical.options() {
+            let classes = distinct.iter().filter(|&&d| own.iter().any(|&s| d.image(ch, cw, s) == option)).count();
+            assert_eq!(classes, 1, "{option:?}");
         }
     }
 }
 
 #[test]
-fn window_canonical_form_is_shared_by_all_images() {
-    let mut rng = SplitMix::new(5);
-    for round in 0..2000 {
-        // Sparse and dense sets, shifted anywhere in the window.
-        let mut x = rng.next_u64() & rng.next_u64() | if round % 2 == 0 { rng.next_u64() } else { 0 };
-        x >>= index_below(&mut rng, 20);
-        if x == 0 {
-            continue;
-        }
-        let t = window::transpose(x);
-        for r in 0..8 {
-            for c in 0..8 {
-                assert_eq!(x >> (8 * r + c) & 1, t >> (8 * c + r) & 1);
-            }
-        }
-        let mirrored = x.reverse_bits().swap_bytes();
-        let canonical = |x: u64| {
-            let (origin, height, width) = Window(x).at_origin();
-            origin.canonical(height, width)
-        };
-        let expected = canonical(x);
-        for image in [t, mirrored, x.swap_bytes(), t.swap_bytes()] {
-            assert_eq!(canonical(image), expected);
-        }
-        // The same set on the whole grid has the same value either way.
-        let rows: [u16; 16] = std::array::from_fn(|r| if r < 8 { u16::from((x >> (8 * r)) as u8) } else { 0 });
-        assert_eq!(Placements::from_rows(&rows).len(), Window(x).len());
-    }
-}
-
-#[test]
-fn strip_canonical_form_is_shared_by_all_images() {
-    let mut rng = SplitMix::new(11);
-    for _ in 0..2000 {
-        let (height, width) = (1 + index_below(&mut rng, 8), 9 + index_below(&mut rng, 7));
-        let mut rows = [0u16; 8];
-        for row in rows.iter_mut().take(height) {
-            *row = (rng.next_u64() & rng.next_u64()) as u16 & ((1 << width) - 1);
-        }
-        let strip = Strip::from_rows(&rows);
-        if strip.len() == 0 {
-            continue;
-        }
-        let (origin, h, w) = strip.at_origin();
-        let expected = origin.canonical(h, w);
-        let flipped: Vec<u16> = rows[..height].iter().rev().copied().collect();
-        let mirrored: Vec<u16> = rows[..height].iter().map(|r| r.reverse_bits() >> (16 - width)).collect();
-        for image in [flipped, mirrored] {
-            let (origin, h2, w2) = Strip::from_rows(&image).at_origin();
-            assert_eq!((h2, w2), (h, w));
-            assert_eq!(origin.canonical(h2, w2), expected);
-        }
-        for symmetry in 0..4 {
-            let image = origin.image(h, w, symmetry);
-            assert_eq!(image.len(), origin.len());
-            assert_eq!(image.at_origin(), (image, h, w));
-        }
-    }
+fn canonical_forms_are_shared_by_all_images_in_every_kind_of_set() {
+    check_canonical_forms::<Window>(5, |rng| (1 + index_below(rng, 8), 1 + index_below(rng, 8)));
+    check_canonical_forms::<Band>(11, |rng| (1 + index_below(rng, 8), 9 + index_below(rng, 8)));
+    check_canonical_forms::<Grid>(99, |rng| (9 + index_below(rng, 8), 9 + index_below(rng, 8)));
+    check_canonical_forms::<LongBand>(3, |rng| (1 + index_below(rng, 15), 17 + index_below(rng, 47)));
 }
 
 #[test]
@@ -390,6 +397,11 @@ fn moves_are_row_major_and_play_blocks_the_square() {
     assert_eq!((after.height(), after.width()), (3, 3));
     assert!(after.is_free(1, 1) && !after.is_free(1, 2) && !after.is_free(4, 1));
     assert_eq!(board(&["..#", "#.."]).rows(), ["001", "100"]);
+    // A board too high for its placements to lie as they are: still row-major.
+    let tall: Vec<Placement> = full(30, 3).moves().iter().collect();
+    let expected: Vec<Placement> =
+        (1..=29).flat_map(|row| (1..=2).map(move |column| Placement { row, column })).collect();
+    assert_eq!(tall, expected);
     // Squares off the board are not legal.
     assert!(!b.is_legal(&Placement { row: usize::MAX, column: 3 }));
     assert!(!b.is_legal(&Placement { row: 2, column: 2 }));
@@ -398,25 +410,29 @@ fn moves_are_row_major_and_play_blocks_the_square() {
 #[test]
 fn board_errors_name_the_field() {
     let rows = |rows: &[&str]| -> Vec<String> { rows.iter().map(|r| r.to_string()).collect() };
+    let board_of = |height: usize, width: usize| Board::new(&vec!["0".repeat(width); height]);
     assert_eq!(Board::new(&[]), Err(TetrisError::Empty));
     assert_eq!(Board::new(&rows(&[""])), Err(TetrisError::Empty));
-    assert_eq!(Board::new(&rows(&["000"; 17])), Err(TetrisError::TooManyRows { rows: 17 }));
-    let wide = "0".repeat(17);
-    assert_eq!(Board::new(&rows(&[&wide, &wide, &wide])), Err(TetrisError::TooManyColumns { columns: 17 }));
-    // Thin boards may be longer: every contest board (N·M < 50) fits.
-    assert!(Board::new(&rows(&["00"; 64])).is_ok());
-    assert!(Board::new(&rows(&[&"0".repeat(64)])).is_ok());
-    assert_eq!(Board::new(&rows(&["00"; 65])), Err(TetrisError::TooManyRows { rows: 65 }));
-    let long = "0".repeat(65);
-    assert_eq!(Board::new(&rows(&[&long, &long])), Err(TetrisError::TooManyColumns { columns: 65 }));
+    // Any rectangle of at most 256 cells, each side at most 64.
+    for (height, width) in [(16, 16), (3, 30), (4, 60), (8, 32), (4, 64), (64, 4), (1, 64), (64, 1), (2, 64), (15, 17)]
+    {
+        assert!(board_of(height, width).is_ok(), "{height}x{width}");
+    }
+    assert_eq!(board_of(65, 1), Err(TetrisError::TooManyRows { rows: 65 }));
+    assert_eq!(board_of(1, 65), Err(TetrisError::TooManyColumns { columns: 65 }));
+    assert_eq!(board_of(17, 16), Err(TetrisError::TooManyCells { rows: 17, columns: 16 }));
+    assert_eq!(board_of(5, 52), Err(TetrisError::TooManyCells { rows: 5, columns: 52 }));
     let ragged = Board::new(&rows(&["000", "000", "00"])).unwrap_err();
     assert_eq!(ragged, TetrisError::RaggedRow { row: 2, length: 2, expected: 3 });
     assert_eq!(ragged.to_string(), "rows[2] has 2 columns but rows[0] has 3");
     let bad = Board::new(&rows(&["000", "0x0"])).unwrap_err();
     assert_eq!(bad, TetrisError::BadCell { row: 1, column: 2, found: 'x' });
     assert!(bad.to_string().starts_with("rows[1] column 2 is 'x'"));
-    assert!(TetrisError::TooManyRows { rows: 17 }.to_string().contains("limit is 16"));
-    assert!(Board::new(&rows(&["0"; 16])).is_ok());
+    assert!(TetrisError::TooManyRows { rows: 65 }.to_string().contains("limit is 64"));
+    let cells = TetrisError::TooManyCells { rows: 17, columns: 16 };
+    assert_eq!(cells.field(), FieldPath::field("rows"));
+    let cells = cells.to_string();
+    assert!(cells.contains("272 cells") && cells.contains("limit is 256"), "{cells}");
 }
 
 /// A persistent memo kept in memory.
@@ -547,8 +563,20 @@ fn boards_whose_components_are_memoized_are_valued_without_search() {
         assert_eq!(value, expected, "{:?}", board.rows());
         assert!(found <= memo.0.lock().expect("not poisoned").len() as u64);
     }
-    // A value above any component's bound is not trusted.
-    let board = full(6, 6);
-    let lying = |_: &[u8]| Some(65);
+}
+
+#[test]
+fn memoized_values_up_to_the_number_of_placements_are_trusted() {
+    // A full 10×10 board is one component of 81 placements: any value up to 81 can be its value
+    // (values above 64 used to be refused), and nothing above.
+    let board = full(10, 10);
+    for stored in [0, 64, 65, 81] {
+        let lookup = |_: &[u8]| Some(stored);
+        assert_eq!(board.value_without_search(&lookup), Some((stored, 1)), "{stored}");
+    }
+    let lying = |_: &[u8]| Some(82);
     assert_eq!(board.value_without_search(&lying), None);
+    // The same bound on a small component: 25 placements.
+    let lying = |_: &[u8]| Some(26);
+    assert_eq!(full(6, 6).value_without_search(&lying), None);
 }
