@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// Peak bytes per in-memory table entry, from the measured 1.3 GB peak of a full 10×10 board with a
-/// 16 Mi-entry table (77.5 bytes), rounded up.
+/// Bytes per in-memory table entry: a table of `n` entries may take `n × 80` bytes (the 2×2
+/// placement engine's tables are bounded so in bytes; the store's hot cache peaked at 77.5 bytes an
+/// entry).
 pub const TABLE_ENTRY_BYTES: u64 = 80;
 
 /// The share of the memory limit that the in-memory tables (the store's and every running solve's)

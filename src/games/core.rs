@@ -250,9 +250,10 @@ pub struct SearchContext<'a> {
     pub table_limit: usize,
 }
 
-/// The default for [`SearchContext::table_limit`]: about 16 million entries (a full 10×10 board peaks at
-/// 1.3 GB with it; 4 million entries cap that at 0.66 GB for 2.3 times the time).
-pub const DEFAULT_TABLE_LIMIT: usize = 1 << 24;
+/// The default for [`SearchContext::table_limit`]: 11 Mi entries, so a solve's tables may take
+/// 11 Mi × [`TABLE_ENTRY_BYTES`](crate::limits::TABLE_ENTRY_BYTES) = 0.9 GB (a full 10×10 board
+/// peaks at 0.76 GB of resident memory with it).
+pub const DEFAULT_TABLE_LIMIT: usize = 11 << 20;
 
 impl<'a> SearchContext<'a> {
     /// A solver with the given budget and memo and zeroed counters.

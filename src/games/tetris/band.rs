@@ -22,6 +22,7 @@ impl PlacementSet for Band {
     type Word = u128;
     const STRIDE: u32 = 16;
     const FIRST_COLUMN: u128 = 0x0001_0001_0001_0001_0001_0001_0001_0001;
+    const LAST_COLUMN: u128 = 0x8000_8000_8000_8000_8000_8000_8000_8000;
 
     fn from_word(word: u128) -> Self {
         Band(word)

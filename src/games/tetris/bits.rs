@@ -19,6 +19,7 @@
 use std::fmt::Debug;
 use std::hash::{Hash, Hasher};
 use std::ops::{BitAnd, BitOr, Not, Shl, Shr};
+use std::sync::OnceLock;
 
 /// A machine word, or an array of them, holding one bit per placement.
 pub trait Word:
@@ -36,8 +37,6 @@ pub trait Word:
 {
     /// How many bits it holds.
     const BITS: u32;
-    /// The word whose low 64 bits are `bits`.
-    fn from_u64(bits: u64) -> Self;
     /// The low 64 bits.
     fn low_u64(self) -> u64;
     /// How many bits are set.
@@ -65,9 +64,6 @@ macro_rules! primitive_word {
     ($($t:ty),*) => {$(
         impl Word for $t {
             const BITS: u32 = <$t>::BITS;
-            fn from_u64(bits: u64) -> Self {
-                bits as $t
-            }
             fn low_u64(self) -> u64 {
                 self as u64
             }
@@ -198,11 +194,6 @@ impl<const N: usize> Shr<u32> for Wide<N> {
 
 impl<const N: usize> Word for Wide<N> {
     const BITS: u32 = 64 * N as u32;
-    fn from_u64(bits: u64) -> Self {
-        let mut words = [0; N];
-        words[0] = bits;
-        Wide(words)
-    }
     fn low_u64(self) -> u64 {
         self.0[0]
     }
@@ -302,6 +293,8 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     const ROWS: u32 = <Self::Word as Word>::BITS / Self::STRIDE;
     /// Bit 0 of every row.
     const FIRST_COLUMN: Self::Word;
+    /// Bit `STRIDE - 1` of every row.
+    const LAST_COLUMN: Self::Word;
 
     /// The set of these bits.
     fn from_word(word: Self::Word) -> Self;
@@ -316,11 +309,6 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     /// Whether the set is empty.
     fn is_empty(self) -> bool {
         self.word().is_zero()
-    }
-
-    /// The set of the placement with bit index `index`.
-    fn single(index: u32) -> Self {
-        Self::from_word(Self::Word::default().with_bits_at(1, index))
     }
 
     /// Whether placement `index` is in the set.
@@ -345,10 +333,11 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
 
     /// The set whose row `r` is the `r`-th item (each below `1 << STRIDE`, at most `ROWS` items).
     fn from_rows(rows: impl IntoIterator<Item = u64>) -> Self {
-        let word =
-            rows.into_iter().take(Self::ROWS as usize).enumerate().fold(Self::Word::default(), |word, (r, row)| {
-                word | <Self::Word as Word>::from_u64(row) << (Self::STRIDE * r as u32)
-            });
+        let word = rows
+            .into_iter()
+            .take(Self::ROWS as usize)
+            .enumerate()
+            .fold(Self::Word::default(), |word, (r, row)| word.with_bits_at(row, Self::STRIDE * r as u32));
         Self::from_word(word)
     }
 
@@ -357,14 +346,33 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     #[inline]
     fn dilate(self) -> Self {
         let x = self.word();
-        let last_column = Self::FIRST_COLUMN << (Self::STRIDE - 1);
-        let across = x | (x << 1 & !Self::FIRST_COLUMN) | (x >> 1 & !last_column);
+        let across = x | (x << 1 & !Self::FIRST_COLUMN) | (x >> 1 & !Self::LAST_COLUMN);
         Self::from_word(across | across << Self::STRIDE | across >> Self::STRIDE)
     }
 
-    /// The placements overlapping placement `index` (itself included).
+    /// The placements overlapping placement `index` (itself included): the 3×3 block around it,
+    /// within the rows and columns of the set.
     fn overlapping(index: u32) -> Self {
-        Self::single(index).dilate()
+        let (row, column) = (index / Self::STRIDE, index % Self::STRIDE);
+        let columns = (0b111u128 << column >> 1) as u64 & Self::row_mask();
+        let rows = row.saturating_sub(1)..(row + 2).min(Self::ROWS);
+        Self::from_word(rows.fold(Self::Word::default(), |word, r| word.with_bits_at(columns, Self::STRIDE * r)))
+    }
+
+    /// The placements at king distance exactly 2 from placement `index`: the ring of 16 cells
+    /// around the 3×3 block centred on it, bit `i` for the `i`-th cell of the 5×5 box in
+    /// row-major order, the inner 3×3 skipped.
+    fn ring_around(self, index: u32) -> u16 {
+        let (row, column) = (index / Self::STRIDE, index % Self::STRIDE);
+        let mut block = 0u32;
+        for i in 0..5 {
+            if let Some(r) = (row + i).checked_sub(2).filter(|&r| r < Self::ROWS) {
+                // Columns `column - 2 ..= column + 2` of row `r` (none past the row's ends).
+                block |= ((u128::from(self.row(r as usize)) << 2 >> column) as u32 & 0x1F) << (5 * i);
+            }
+        }
+        let sides = |r: u32| (block >> (5 * r) & 1) | (block >> (5 * r + 4) & 1) << 1;
+        (block & 0x1F | sides(1) << 5 | sides(2) << 7 | sides(3) << 9 | (block >> 20) << 11) as u16
     }
 
     /// The bit indices of the placements, in row-major order.
@@ -406,6 +414,27 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
                 return None;
             }
             let part = rest.grown_from(Self::from_word(rest.word().lowest()));
+            rest = rest.without(part);
+            Some(part)
+        })
+    }
+
+    /// The connected components of an option of a connected set, the one that played
+    /// placement `played`. Each holds a placement of the ring of 16 around the removed 3×3 block
+    /// (a path to the played placement passes through the ring), so once the ring's remaining
+    /// placements are connected among themselves, what remains is one component: found without
+    /// a flood fill.
+    fn parts_after(self, played: u32) -> impl Iterator<Item = Self> {
+        let mut rest = self;
+        std::iter::from_fn(move || {
+            if rest.is_empty() {
+                return None;
+            }
+            let part = if ring_is_connected(rest.ring_around(played)) {
+                rest
+            } else {
+                rest.grown_from(Self::from_word(rest.word().lowest()))
+            };
             rest = rest.without(part);
             Some(part)
         })
@@ -521,6 +550,14 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     /// The same placements, at the origin of the given size, in another kind of set (turned by
     /// `symmetry`, which must fit it).
     fn convert<T: PlacementSet>(self, height: usize, width: usize, symmetry: Symmetry) -> T {
+        if symmetry == Symmetry::IDENTITY {
+            return T::from_rows((0..height).map(|r| self.row(r)));
+        }
+        if Self::fits(height, width, symmetry) {
+            let image = self.image(height, width, symmetry);
+            let (height, width) = if symmetry.transposes { (width, height) } else { (height, width) };
+            return image.convert(height, width, Symmetry::IDENTITY);
+        }
         let (rows, height, _) = self.image_rows(height, width, symmetry);
         T::from_rows(rows.into_iter().take(height))
     }
@@ -550,33 +587,151 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     }
 }
 
+/// The cells of the ring of 16 around a 3×3 block, as (row, column) in the ring's 5×5 box: bit
+/// `i` of a ring is its `i`-th cell in row-major order, the inner 3×3 skipped.
+const RING_CELLS: [(u32, u32); 16] = {
+    let mut cells = [(0, 0); 16];
+    let (mut i, mut cell) = (0, 0);
+    while cell < 25 {
+        let (r, c) = (cell / 5, cell % 5);
+        if r == 0 || r == 4 || c == 0 || c == 4 {
+            cells[i] = (r, c);
+            i += 1;
+        }
+        cell += 1;
+    }
+    cells
+};
+
+/// For each cell of the ring, the cells of the ring it touches (itself included).
+const RING_NEIGHBOURS: [u16; 16] = {
+    let mut neighbours = [0u16; 16];
+    let mut i = 0;
+    while i < 16 {
+        let mut j = 0;
+        while j < 16 {
+            if RING_CELLS[i].0.abs_diff(RING_CELLS[j].0) <= 1 && RING_CELLS[i].1.abs_diff(RING_CELLS[j].1) <= 1 {
+                neighbours[i] |= 1 << j;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    neighbours
+};
+
+/// The placements of `ring` connected to those of `seed` through the ring itself.
+fn ring_group(ring: u16, seed: u16) -> u16 {
+    let mut group = seed & ring;
+    loop {
+        let grown = (0..16).filter(|&j| group >> j & 1 == 1).fold(group, |m, j| m | RING_NEIGHBOURS[j]) & ring;
+        if grown == group {
+            return group;
+        }
+        group = grown;
+    }
+}
+
+/// Whether the placements of a ring (see [`RING_CELLS`]) are connected among themselves.
+fn ring_is_connected(ring: u16) -> bool {
+    static CONNECTED: OnceLock<Vec<u64>> = OnceLock::new();
+    let table = CONNECTED.get_or_init(|| {
+        let mut table = vec![0u64; 1 << 10];
+        for ring in 0..=u16::MAX {
+            if ring_group(ring, ring & ring.wrapping_neg()) == ring {
+                table[ring as usize / 64] |= 1 << (ring % 64);
+            }
+        }
+        table
+    });
+    table[ring as usize / 64] >> (ring % 64) & 1 == 1
+}
+
 /// Components 9 to 16 placements both ways: 16 rows of 16 in 256 bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Grid(pub Wide<4>);
+
+impl Grid {
+    /// The 16 rows.
+    fn lanes(self) -> [u16; 16] {
+        std::array::from_fn(|r| (self.0 .0[r / 4] >> (16 * (r % 4))) as u16)
+    }
+
+    /// The grid of these 16 rows.
+    fn from_lanes(rows: [u16; 16]) -> Grid {
+        Grid(Wide(std::array::from_fn(|w| (0..4).fold(0, |word, i| word | u64::from(rows[4 * w + i]) << (16 * i)))))
+    }
+
+    /// The image under `symmetry` of rows lying in the `height`×`width` box at the origin, given
+    /// with their transpose.
+    fn image_of_lanes(rows: [u16; 16], transposed: [u16; 16], height: usize, width: usize, symmetry: Symmetry) -> Grid {
+        let (mut rows, height, width) =
+            if symmetry.transposes { (transposed, width, height) } else { (rows, height, width) };
+        if symmetry.reverses_rows {
+            rows[..height].reverse();
+        }
+        if symmetry.reverses_columns {
+            for row in &mut rows[..height] {
+                *row = row.reverse_bits() >> (16 - width);
+            }
+        }
+        Grid::from_lanes(rows)
+    }
+}
 
 impl PlacementSet for Grid {
     type Word = Wide<4>;
     const STRIDE: u32 = 16;
     const FIRST_COLUMN: Wide<4> = Wide::splat(0x0001_0001_0001_0001);
+    const LAST_COLUMN: Wide<4> = Wide::splat(0x8000_8000_8000_8000);
     fn from_word(word: Wide<4>) -> Self {
         Grid(word)
     }
     fn word(self) -> Wide<4> {
         self.0
     }
-    fn image(self, height: usize, width: usize, symmetry: Symmetry) -> Grid {
-        if symmetry.transposes {
-            Grid(Wide(transpose_16(self.0 .0))).flipped(width, height, symmetry)
-        } else {
-            self.flipped(height, width, symmetry)
+    fn row(self, r: usize) -> u64 {
+        self.0 .0[r / 4] >> (16 * (r % 4)) & 0xFFFF
+    }
+    fn from_rows(rows: impl IntoIterator<Item = u64>) -> Self {
+        let mut words = [0u64; 4];
+        for (r, row) in rows.into_iter().take(16).enumerate() {
+            words[r / 4] |= row << (16 * (r % 4));
         }
+        Grid(Wide(words))
+    }
+    fn dilate(self) -> Grid {
+        // Within a word a shift by one column never needs the next word (the column masks
+        // clear what crosses a row); a shift by one row carries 16 bits between words.
+        let x = self.0 .0;
+        let across: [u64; 4] = std::array::from_fn(|i| {
+            x[i] | (x[i] << 1 & !Self::FIRST_COLUMN.0[0]) | (x[i] >> 1 & !Self::LAST_COLUMN.0[0])
+        });
+        Grid(Wide(std::array::from_fn(|i| {
+            let up = across[i] << 16 | if i > 0 { across[i - 1] >> 48 } else { 0 };
+            let down = across[i] >> 16 | if i < 3 { across[i + 1] << 48 } else { 0 };
+            across[i] | up | down
+        })))
+    }
+    fn image(self, height: usize, width: usize, symmetry: Symmetry) -> Grid {
+        let rows = self.lanes();
+        let transposed = if symmetry.transposes { transpose_16(rows) } else { rows };
+        Grid::image_of_lanes(rows, transposed, height, width, symmetry)
+    }
+    fn canonical(self, height: usize, width: usize) -> Grid {
+        let rows = self.lanes();
+        let transposed = transpose_16(rows);
+        Symmetry::ALL
+            .into_iter()
+            .map(|symmetry| Grid::image_of_lanes(rows, transposed, height, width, symmetry))
+            .min()
+            .unwrap_or(self)
     }
 }
 
-/// The transpose of a 16×16 bit matrix stored as 16 rows of 16 bits (row `r` in bits
-/// `16·r..16·r + 16`), by swapping blocks of 8, 4, 2 and 1.
-fn transpose_16(words: [u64; 4]) -> [u64; 4] {
-    let mut rows: [u16; 16] = std::array::from_fn(|r| (words[r / 4] >> (16 * (r % 4))) as u16);
+/// The transpose of a 16×16 bit matrix (`rows[r]` bit `c` becomes bit `r` of row `c`), by
+/// swapping blocks of 8, 4, 2 and 1.
+fn transpose_16(mut rows: [u16; 16]) -> [u16; 16] {
     let mut j = 8;
     let mut mask: u16 = 0x00FF;
     while j != 0 {
@@ -590,7 +745,7 @@ fn transpose_16(words: [u64; 4]) -> [u64; 4] {
         j >>= 1;
         mask ^= mask << j;
     }
-    std::array::from_fn(|w| (0..4).fold(0, |word, i| word | u64::from(rows[4 * w + i]) << (16 * i)))
+    rows
 }
 
 /// Components longer than 16 placements, turned to lie along the rows: 16 rows of 64 in 1024 bits.
@@ -601,6 +756,7 @@ impl PlacementSet for LongBand {
     type Word = Wide<16>;
     const STRIDE: u32 = 64;
     const FIRST_COLUMN: Wide<16> = Wide::splat(1);
+    const LAST_COLUMN: Wide<16> = Wide::splat(1 << 63);
     fn from_word(word: Wide<16>) -> Self {
         LongBand(word)
     }
@@ -618,6 +774,7 @@ impl PlacementSet for BoardPlacements {
     type Word = Wide<16>;
     const STRIDE: u32 = 64;
     const FIRST_COLUMN: Wide<16> = Wide::splat(1);
+    const LAST_COLUMN: Wide<16> = Wide::splat(1 << 63);
     fn from_word(word: Wide<16>) -> Self {
         BoardPlacements(word)
     }

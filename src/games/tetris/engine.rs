@@ -116,8 +116,8 @@ impl Knowledge {
     }
 
     /// Record that some option has this value.
-    fn note_option_of(&mut self, value: u8) {
-        if value < Knowledge::EXCLUDABLE {
+    fn note_option_of(&mut self, value: u64) {
+        if value < u64::from(Knowledge::EXCLUDABLE) {
             self.0 |= 1 << value;
         }
     }
@@ -283,9 +283,11 @@ impl Shape for LongBand {
 
 /// The options of a set in canonical form (for each placement, the set without it and its
 /// neighbours; of options a symmetry of the set maps onto each other, one), in the order to try
-/// them (see [`rank`]), each with its rank.
+/// them (see [`rank`]), each with the placement played.
 ///
-/// A stable counting sort (ranks are below [`RANKS`]) from `unsorted` (left empty) into `ranked`.
+/// A stable counting sort (ranks are below [`RANKS`]) from `unsorted` (left empty) into `ranked`;
+/// `unsorted` holds each option with its rank in the high half of the word, the placement played
+/// in the low half.
 fn ordered_options<S: PlacementSet>(set: S, unsorted: &mut Vec<(u32, S)>, ranked: &mut Vec<(u32, S)>) {
     let (_, height, width) = set.at_origin();
     let size = set.len();
@@ -294,15 +296,16 @@ fn ordered_options<S: PlacementSet>(set: S, unsorted: &mut Vec<(u32, S)>, ranked
         let (row, column) = ((p / S::STRIDE) as usize, (p % S::STRIDE) as usize);
         let rank = rank(row, column, height, width, size - option.len()).min(RANKS as u32 - 1);
         start[rank as usize + 1] += 1;
-        (rank, option)
+        (rank << 16 | p, option)
     }));
     for r in 1..start.len() {
         start[r] += start[r - 1];
     }
     ranked.resize(unsorted.len(), (0, S::default()));
-    for &(rank, option) in unsorted.iter() {
-        ranked[start[rank as usize]] = (rank, option);
-        start[rank as usize] += 1;
+    for &(ranked_placement, option) in unsorted.iter() {
+        let rank = (ranked_placement >> 16) as usize;
+        ranked[start[rank]] = (ranked_placement & 0xFFFF, option);
+        start[rank] += 1;
     }
     unsorted.clear();
 }
@@ -345,6 +348,15 @@ struct Spare {
 struct Reduced {
     others: u64,
     asked: Option<(Kind, u32)>,
+}
+
+/// What asking "has this component the value `t`?" found out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    /// Its value, known now: the answer is whether it is `t`.
+    Value(u8),
+    /// Its value is not `t` (and is not known).
+    Not,
 }
 
 /// Whether a component's value goes to the persistent memo.
@@ -468,14 +480,15 @@ impl<'s, 'a> Engine<'s, 'a> {
         each_kind!(kind, value => Ok(*value), set => self.value_of(*set, memoize))
     }
 
-    /// Whether a component of `size` placements has value `target`.
-    fn has_value(&mut self, kind: &Kind, size: u32, target: u64) -> Result<bool, Interrupted> {
+    /// Whether a component of `size` placements has value `target`; its value when that is known
+    /// (or found) on the way.
+    fn ask(&mut self, kind: &Kind, size: u32, target: u64) -> Result<Answer, Interrupted> {
         if target > u64::from(size) {
             // A component of n placements has value at most n (see [`Engine`]).
-            return Ok(false);
+            return Ok(Answer::Not);
         }
         let target = target as u8;
-        each_kind!(kind, value => Ok(*value == target), set => self.is_value(*set, target))
+        each_kind!(kind, value => Ok(Answer::Value(*value)), set => self.is_value(*set, target))
     }
 
     /// What this solve or the persistent memo (when `persistent`) knows of a component.
@@ -512,46 +525,39 @@ impl<'s, 'a> Engine<'s, 'a> {
         // `size ≤ MAX_PLACEMENTS < u8::MAX`; if no value below `size` is absent from the options,
         // the value is `size` (see [`Engine`]).
         let size = size as u8;
-        let value = self.least_absent(&mut known, &options, &mut reduced, size - 1, None)?.unwrap_or(size);
+        let value = self.least_absent(&mut known, &options, &mut reduced, size)?.unwrap_or(size);
         self.recycle(options, reduced);
         self.settled(key, value, work_before, memoize);
         Ok(value)
     }
 
-    /// Whether a component in canonical form of at least `target` placements has value `target`.
-    fn is_value<S: Shape>(&mut self, key: S, target: u8) -> Result<bool, Interrupted> {
+    /// Whether a component in canonical form of at least `target` placements has value `target`;
+    /// its value when that is known (or found) on the way.
+    fn is_value<S: Shape>(&mut self, key: S, target: u8) -> Result<Answer, Interrupted> {
         let persistent = key.len() >= MEMO_MIN_PLACEMENTS;
         let mut known = self.recall(key, persistent);
         if let Some(value) = known.exact() {
             self.solver.stats.cache_hits += 1;
-            return Ok(value == target);
+            return Ok(Answer::Value(value));
+        }
+        if known.has_option_of(target) {
+            // Some option has value `target`, so the value is not `target`: nothing to search.
+            return Ok(Answer::Not);
         }
         let work_before = self.nodes;
         let (options, mut reduced) = self.options_of(key);
-        // A value no option has, once found.
-        let mut absent = None;
-        if !known.has_option_of(target) {
-            // An option of value `target` says no at once.
-            if self.some_option_has_value(&options, &mut reduced, target)? {
-                self.recycle(options, reduced);
-                known.note_option_of(target);
-                self.remember(key, known.with_cost(self.nodes - work_before));
-                return Ok(false);
-            }
-            absent = Some(target);
+        // An option of value `target` says no at once.
+        if self.some_option_has_value(&mut known, &options, &mut reduced, target)? {
+            self.recycle(options, reduced);
+            self.remember(key, known.with_cost(self.nodes - work_before));
+            return Ok(Answer::Not);
         }
-        let least_absent = self.least_absent(&mut known, &options, &mut reduced, target, absent)?;
+        // No option has value `target`: the value is the least value below it that no option
+        // has, or `target` itself.
+        let value = self.least_absent(&mut known, &options, &mut reduced, target)?.unwrap_or(target);
         self.recycle(options, reduced);
-        match least_absent {
-            Some(value) => {
-                self.settled(key, value, work_before, Memoize::WhenCostly);
-                Ok(value == target)
-            }
-            None => {
-                self.remember(key, known.with_cost(self.nodes - work_before));
-                Ok(false)
-            }
-        }
+        self.settled(key, value, work_before, Memoize::WhenCostly);
+        Ok(Answer::Value(value))
     }
 
     /// The ranked options of a component in canonical form (see [`ordered_options`]), with room
@@ -576,25 +582,23 @@ impl<'s, 'a> Engine<'s, 'a> {
         self.spare.reduced.push(reduced);
     }
 
-    /// The least value up to `last` that no option has (`absent` is one known to be), if there
-    /// is one; `known` learns the option values met on the way.
+    /// The least value below `end` that no option has, if there is one; `known` learns the
+    /// option values met on the way.
     fn least_absent<S: Shape>(
         &mut self,
         known: &mut Knowledge,
         options: &[(u32, S)],
         reduced: &mut [Option<Reduced>],
-        last: u8,
-        absent: Option<u8>,
+        end: u8,
     ) -> Result<Option<u8>, Interrupted> {
-        for j in 0..=last {
+        for j in 0..end {
             if known.has_option_of(j) {
                 continue;
             }
             // Every smaller value is an option's: the value is j unless an option has value j.
-            if absent == Some(j) || !self.some_option_has_value(options, reduced, j)? {
+            if !self.some_option_has_value(known, options, reduced, j)? {
                 return Ok(Some(j));
             }
-            known.note_option_of(j);
         }
         Ok(None)
     }
@@ -612,30 +616,37 @@ impl<'s, 'a> Engine<'s, 'a> {
     }
 
     /// Whether some option (of the ranked `options` of a connected set) has value `target`;
+    /// `known` learns every option value met on the way (`target` too, if an option has it), and
     /// `reduced` caches the options reduced so far (by index), for the next question about the
     /// same options.
     fn some_option_has_value<S: Shape>(
         &mut self,
+        known: &mut Knowledge,
         options: &[(u32, S)],
         reduced: &mut [Option<Reduced>],
         target: u8,
     ) -> Result<bool, Interrupted> {
-        for (&(_, rest), slot) in options.iter().zip(reduced.iter_mut()) {
+        for (&(played, rest), slot) in options.iter().zip(reduced.iter_mut()) {
             self.nodes += 1;
             if self.nodes.is_multiple_of(CHECK_INTERVAL) {
                 self.solver.budget.check()?;
             }
             let option = match slot {
                 Some(option) => option,
-                None => slot.insert(self.reduce(rest)?),
+                None => slot.insert(self.reduce(played, rest)?),
             };
-            let sum = u64::from(target) ^ option.others;
-            let found = match &option.asked {
-                None => sum == 0,
-                Some((kind, size)) => self.has_value(kind, *size, sum)?,
+            let value = match &option.asked {
+                None => Some(option.others),
+                Some((kind, size)) => match self.ask(kind, *size, u64::from(target) ^ option.others)? {
+                    Answer::Value(value) => Some(u64::from(value) ^ option.others),
+                    Answer::Not => None,
+                },
             };
-            if found {
-                return Ok(true);
+            if let Some(value) = value {
+                known.note_option_of(value);
+                if value == u64::from(target) {
+                    return Ok(true);
+                }
             }
         }
         Ok(false)
@@ -645,13 +656,13 @@ impl<'s, 'a> Engine<'s, 'a> {
     /// by rule are added up, equal components cancel in pairs, components already solved are
     /// added up, the values of the others but the largest are computed, and the largest is left
     /// to be asked.
-    fn reduce<S: Shape>(&mut self, rest: S) -> Result<Reduced, Interrupted> {
+    fn reduce<S: Shape>(&mut self, played: u32, rest: S) -> Result<Reduced, Interrupted> {
         // An option of a connected set has at most 8 components: each holds a placement of the
         // ring of 16 around the removed 3×3 block, and those of different components are apart.
         let mut searched: [Option<(Kind, u32)>; 8] = Default::default();
         let mut count = 0;
         let mut others = 0u64;
-        for part in rest.components() {
+        for part in rest.parts_after(played) {
             match part.kind() {
                 Kind::Direct(value) => others ^= u64::from(value),
                 kind => {

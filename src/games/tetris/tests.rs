@@ -97,7 +97,7 @@ struct PlainKayles {
 impl PlainKayles {
     fn new(board: &Board) -> (PlainKayles, Wide<4>) {
         let (rows, columns) = (board.height().saturating_sub(1), board.width().saturating_sub(1));
-        let bit = |r: usize, c: usize| Wide::<4>::from_u64(1) << (r * columns + c) as u32;
+        let bit = |r: usize, c: usize| Wide::<4>::default().with_bits_at(1, (r * columns + c) as u32);
         let mut set = Wide::default();
         let mut overlapping = vec![Wide::default(); rows * columns];
         for r in 0..rows {
@@ -374,6 +374,34 @@ fn check_canonical_forms<S: PlacementSet>(seed: u64, shapes: impl Fn(&mut SplitM
         for (_, option) in canonical.options() {
             let classes = distinct.iter().filter(|&&d| own.iter().any(|&s| d.image(ch, cw, s) == option)).count();
             assert_eq!(classes, 1, "{option:?}");
+        }
+        check_options_and_their_parts(set);
+    }
+}
+
+/// The options of every component of `set` remove exactly the 3×3 block around the placement
+/// played, and their parts found from the ring around it are the connected components.
+fn check_options_and_their_parts<S: PlacementSet>(set: S) {
+    let at = |index: u32| ((index / S::STRIDE) as i64, (index % S::STRIDE) as i64);
+    for part in set.components() {
+        for played in part.iter() {
+            let (row, column) = at(played);
+            let block = S::from_word(S::Word::default().with_bits_at(1, played)).dilate();
+            assert_eq!(block, S::overlapping(played));
+            let option = part.without(block);
+            assert!(part.iter().all(|q| {
+                let (r, c) = at(q);
+                option.contains(q) == ((r - row).abs() > 1 || (c - column).abs() > 1)
+            }));
+            let ring = option.ring_around(played);
+            let at_distance_two =
+                option.iter().filter(|&q| at(q).0.abs_diff(row).max(at(q).1.abs_diff(column)) == 2).count();
+            assert_eq!(ring.count_ones() as usize, at_distance_two, "{option:?} after {played}");
+            let mut found: Vec<S> = option.parts_after(played).collect();
+            let mut expected: Vec<S> = option.components().collect();
+            found.sort();
+            expected.sort();
+            assert_eq!(found, expected, "{option:?} after {played}");
         }
     }
 }

@@ -27,6 +27,7 @@ impl PlacementSet for Window {
     type Word = u64;
     const STRIDE: u32 = 8;
     const FIRST_COLUMN: u64 = 0x0101_0101_0101_0101;
+    const LAST_COLUMN: u64 = 0x8080_8080_8080_8080;
 
     fn from_word(word: u64) -> Self {
         Window(word)
