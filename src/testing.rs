@@ -1,12 +1,14 @@
 //! Support shared by the unit tests, the integration tests, the benchmarks and the load generator,
 //! written once: random positions and boards drawn with [`SplitMix`](crate::random::SplitMix), a
 //! brute force of the 2×2 placement game from its literal rules, the accepted contest rule of
-//! HDU 5708, and filling a store. The harness that starts the real server is `tests/common`.
+//! HDU 5708, filling a store, and the first-end-wins rule of job stores. The harness that starts
+//! the real server is `tests/common`.
 
 use std::collections::HashMap;
 
 use crate::cache::Store;
 use crate::games::{GameTag, Memo};
+use crate::jobs::{status, JobRecord, JobRecords};
 use crate::proto::{self, position::Game as P};
 use crate::random::SplitMix;
 
@@ -112,6 +114,32 @@ pub fn fill_store(store: &Store, random: &mut SplitMix, count: u64) {
         store.put(GameTag::Tetris, &key, random.below(64), random.below(1 << 20));
     }
     store.sync().expect("the values are written");
+}
+
+/// Checks the first-end-wins rule of a job store ([`JobRecords::put`]): a job that runs is
+/// cancelled (as by CancelOperation on another replica), then its run ends in success a moment
+/// later and saves its progress: the record stays cancelled. Panics, naming the step, otherwise.
+pub fn check_first_end_wins(store: &dyn JobRecords) {
+    let name = store.new_name().expect("a name");
+    let mut running = JobRecord { name, request: Some(proto::ExploreRequest::default()), ..Default::default() };
+    running.progress_mut().set_state(proto::ExploreState::Queued);
+    assert_eq!(store.create(&running).expect("created"), None);
+    running.progress_mut().set_state(proto::ExploreState::Running);
+    assert!(store.put(&running).expect("saved"), "a running job's record is saved");
+
+    let mut cancelled = running.clone();
+    cancelled.finish(proto::ExploreState::Cancelled, Some(status(tonic::Code::Cancelled, "cancelled")));
+    assert!(store.put(&cancelled).expect("saved"), "the first end is saved");
+    let mut succeeded = running.clone();
+    succeeded.result = Some(proto::ExploreResult::default());
+    succeeded.finish(proto::ExploreState::Succeeded, None);
+    assert!(!store.put(&succeeded).expect("answered"), "a second end is not saved");
+    running.progress_mut().items_done = 1;
+    assert!(!store.put(&running).expect("answered"), "progress is not saved over an end");
+
+    let stored = store.get(&running.name).expect("read").expect("the record exists");
+    assert_eq!(stored.state(), proto::ExploreState::Cancelled, "{stored:?}");
+    assert_eq!(stored, cancelled);
 }
 
 /// The 2×2 placement game from its literal rules, on boards of at most 64 cells: a board is the

@@ -443,3 +443,13 @@ async fn a_job_of_a_killed_replica_is_resumed_by_another_after_its_lease_expires
     let done = on_b.wait_operation(lro::WaitOperationRequest { name, timeout: None }).await.unwrap().into_inner();
     assert_eq!(job_progress(&done).state(), ExploreState::Cancelled);
 }
+
+/// A cancel that lands in a job's last instant (from another replica) is not overwritten by the
+/// job's own success: the first end wins, atomically in Redis.
+#[test]
+fn a_cancelled_job_record_in_redis_is_never_overwritten_by_a_later_end() {
+    let redis = Redis::start();
+    let mut config = nimber::cache::SharedCacheConfig::parse(&redis.url()).unwrap();
+    config.timeout = Duration::from_secs(5);
+    nimber::testing::check_first_end_wins(&nimber::jobs::shared::RedisJobs::new(config));
+}

@@ -154,8 +154,10 @@ pub trait JobRecords: Send + Sync {
     /// is logged).
     fn get(&self, name: &str) -> StoreResult<Option<JobRecord>>;
 
-    /// Saves `record`.
-    fn put(&self, record: &JobRecord) -> StoreResult<()>;
+    /// Saves `record`, unless the stored record has ended (succeeded, failed or cancelled): in one
+    /// atomic step, so the first end wins and is never overwritten, say a cancel from another
+    /// replica by the job's own success a moment later. Returns whether `record` was saved.
+    fn put(&self, record: &JobRecord) -> StoreResult<bool>;
 
     /// The name of the operation created for `request_id`, if any.
     fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>>;
@@ -247,9 +249,23 @@ impl JobRecords for JobStore {
         Ok(self.records.get(name)?.and_then(|bytes| decode_record(name, &bytes)))
     }
 
-    fn put(&self, record: &JobRecord) -> StoreResult<()> {
-        self.records.insert(record.name.as_bytes(), record.encode_to_vec())?;
-        Ok(())
+    /// A compare-and-swap against the record read: the runner serializes its own transitions, and
+    /// this keeps the first end even for a caller that does not.
+    fn put(&self, record: &JobRecord) -> StoreResult<bool> {
+        let (key, bytes) = (record.name.as_bytes(), record.encode_to_vec());
+        loop {
+            let stored = self.records.get(key)?;
+            if stored
+                .as_ref()
+                .and_then(|stored| decode_record(&record.name, stored))
+                .is_some_and(|stored| stored.is_done())
+            {
+                return Ok(false);
+            }
+            if self.records.compare_and_swap(key, stored, Some(bytes.as_slice()))?.is_ok() {
+                return Ok(true);
+            }
+        }
     }
 
     fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>> {
@@ -350,5 +366,15 @@ pub(crate) fn decode_record(name: &str, bytes: &[u8]) -> Option<JobRecord> {
             tracing::warn!(name, %error, "a job record does not decode; ignoring it");
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_that_ended_is_never_overwritten_by_a_later_end_in_the_local_store() {
+        crate::testing::check_first_end_wins(&JobStore::temporary().unwrap());
     }
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::family::{self, Family, Job};
 use super::shared::RedisJobs;
-use super::{is_final, status, JobRecord, JobRecords, JobStore, StoreError, StoreResult};
+use super::{status, JobRecord, JobRecords, JobStore, StoreError, StoreResult};
 use crate::cache::{lock, RateLimit, SharedCacheConfig};
 use crate::convert::{self, InvalidArgument};
 use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, SearchContext, Stats, Value};
@@ -355,6 +355,7 @@ impl Runner {
             return Ok(());
         }
         record.finish(ExploreState::Cancelled, Some(status(tonic::Code::Cancelled, "cancelled by CancelOperation")));
+        // Not saved if the job ended meanwhile (on another replica of the fleet): it stays as it ended.
         shared.store.put(&record)?;
         shared.store.flush()?;
         // A cancelled job no longer waits: it frees its place in the queue (and the metric) at once.
@@ -556,7 +557,9 @@ impl Shared {
                 tracing::info!(name, "resuming a job whose replica stopped");
             }
             record.progress_mut().set_state(ExploreState::Running);
-            self.store.put(&record)?;
+            if !self.store.put(&record)? {
+                return Ok(()); // It ended meanwhile (cancelled on another replica of the fleet).
+            }
             let live = Arc::new(Live::start(&record, cpu_clock));
             lock(&self.live).insert(name.to_string(), live.clone());
             (record, live)
@@ -605,7 +608,12 @@ impl Shared {
                 Some(status(tonic::Code::Internal, "the job failed (an internal error; see the server log)")),
             ),
         }
-        self.store.put(&record)?;
+        if !self.store.put(&record)? {
+            // It ended first another way (cancelled on another replica of the fleet): that end stays.
+            tracing::info!(name, "job run ended after the job had been cancelled");
+            self.changed();
+            return Ok(());
+        }
         self.store.flush()?;
         let ended = match record.state() {
             ExploreState::Succeeded => Some(0),
@@ -768,11 +776,9 @@ impl Shared {
         for (name, live) in running {
             let _transition = lock(&self.transitions);
             if let Some(mut record) = self.store.get(&name)? {
-                if !is_final(record.state()) {
-                    record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
-                    self.store.put(&record)?;
-                } else {
-                    // Cancelled on another replica of the fleet.
+                record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
+                if !self.store.put(&record)? {
+                    // It ended: cancelled on another replica of the fleet.
                     live.cancelled_by_user.store(true, Ordering::Relaxed);
                     live.cancel.store(true, Ordering::Relaxed);
                 }

@@ -6,8 +6,10 @@
 //! - `nimber:v1:\0jobs/next`: the counter of operation names (`INCR`), unique across the fleet;
 //! - `nimber:v1:\0jobs/names`: a sorted set of every operation name (all scored 0, so they sort
 //!   by name, which is creation order);
-//! - `nimber:v1:\0jobs/unfinished`: the set of the names of jobs not ended yet (a record that
-//!   ended is never written back as unfinished, so a cancel from another replica is not lost);
+//! - `nimber:v1:\0jobs/unfinished`: the set of the names of jobs not ended yet. Once created, a
+//!   record is written only while its name is in the set, and a record that ended only by the
+//!   script that takes the name out: the first end (say a cancel from another replica) is never
+//!   overwritten by a later one (the job's own success a moment later) nor by progress;
 //! - `nimber:v1:\0jobs/record/` ++ name: the prost-encoded [`JobRecord`];
 //! - `nimber:v1:\0jobs/request/` ++ request id: the name of its operation (`SET NX`, so a repeated
 //!   request maps to one operation across the fleet);
@@ -45,9 +47,16 @@ const CREATE_SCRIPT: &str = "if redis.call('set', KEYS[1], ARGV[1], 'NX') then \
      redis.call('sadd', KEYS[4], ARGV[1]) return false \
      else return redis.call('get', KEYS[1]) end";
 
-/// Saves a record of a job not ended (KEYS[1]) only while it is unfinished (in set KEYS[2]).
+/// Saves a record of a job not ended (KEYS[1]) only while it is unfinished (in set KEYS[2]):
+/// returns 1 when saved.
 const PUT_UNFINISHED_SCRIPT: &str =
-    "if redis.call('sismember', KEYS[2], ARGV[1]) == 1 then redis.call('set', KEYS[1], ARGV[2]) end return 0";
+    "if redis.call('sismember', KEYS[2], ARGV[1]) == 1 then redis.call('set', KEYS[1], ARGV[2]) return 1 end return 0";
+
+/// Saves a record that ended (KEYS[1]) only if it is the first end: it takes the job out of the
+/// unfinished set (KEYS[2]), so any later end (or progress) finds it gone and writes nothing.
+/// Returns 1 when saved.
+const PUT_ENDED_SCRIPT: &str =
+    "if redis.call('srem', KEYS[2], ARGV[1]) == 1 then redis.call('set', KEYS[1], ARGV[2]) return 1 end return 0";
 
 /// Deletes a lease if this replica still holds it.
 const RELEASE_SCRIPT: &str =
@@ -128,35 +137,21 @@ impl JobRecords for RedisJobs {
         Ok(bytes.and_then(|bytes| decode_record(name, &bytes)))
     }
 
-    /// A record that ended is saved and leaves the unfinished set in one transaction; one not
-    /// ended is saved only while it is in that set (never over a record that ended meanwhile).
-    fn put(&self, record: &JobRecord) -> StoreResult<()> {
-        let (name, bytes) = (&record.name, record.encode_to_vec());
-        self.call(|con| {
-            if record.is_done() {
-                redis::pipe()
-                    .atomic()
-                    .cmd("SET")
-                    .arg(key("record", name))
-                    .arg(&bytes)
-                    .ignore()
-                    .cmd("SREM")
-                    .arg(unfinished_key())
-                    .arg(name)
-                    .ignore()
-                    .query::<()>(con)
-            } else {
-                redis::cmd("EVAL")
-                    .arg(PUT_UNFINISHED_SCRIPT)
-                    .arg(2)
-                    .arg(key("record", name))
-                    .arg(unfinished_key())
-                    .arg(name)
-                    .arg(&bytes)
-                    .query::<i64>(con)
-                    .map(drop)
-            }
-        })
+    /// One script, atomic in Redis: a record that ended is saved only by the call that takes the
+    /// job out of the unfinished set (the first end wins); one not ended only while the job is in it.
+    fn put(&self, record: &JobRecord) -> StoreResult<bool> {
+        let script = if record.is_done() { PUT_ENDED_SCRIPT } else { PUT_UNFINISHED_SCRIPT };
+        let saved: i64 = self.call(|con| {
+            redis::cmd("EVAL")
+                .arg(script)
+                .arg(2)
+                .arg(key("record", &record.name))
+                .arg(unfinished_key())
+                .arg(&record.name)
+                .arg(record.encode_to_vec())
+                .query(con)
+        })?;
+        Ok(saved == 1)
     }
 
     fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>> {
