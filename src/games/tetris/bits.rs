@@ -408,15 +408,7 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
 
     /// The connected components (king adjacency), in the order of their first placements.
     fn components(self) -> impl Iterator<Item = Self> {
-        let mut rest = self;
-        std::iter::from_fn(move || {
-            if rest.is_empty() {
-                return None;
-            }
-            let part = rest.grown_from(Self::from_word(rest.word().lowest()));
-            rest = rest.without(part);
-            Some(part)
-        })
+        self.split(|_| false)
     }
 
     /// The connected components of an option of a connected set, the one that played
@@ -425,16 +417,18 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     /// placements are connected among themselves, what remains is one component: found without
     /// a flood fill.
     fn parts_after(self, played: u32) -> impl Iterator<Item = Self> {
+        self.split(move |rest: Self| ring_is_connected(rest.ring_around(played)))
+    }
+
+    /// The connected components, each grown from the first placement left, except that what is
+    /// left is taken whole once `is_one_part` says it is connected.
+    fn split(self, is_one_part: impl Fn(Self) -> bool) -> impl Iterator<Item = Self> {
         let mut rest = self;
         std::iter::from_fn(move || {
             if rest.is_empty() {
                 return None;
             }
-            let part = if ring_is_connected(rest.ring_around(played)) {
-                rest
-            } else {
-                rest.grown_from(Self::from_word(rest.word().lowest()))
-            };
+            let part = if is_one_part(rest) { rest } else { rest.grown_from(Self::from_word(rest.word().lowest())) };
             rest = rest.without(part);
             Some(part)
         })
