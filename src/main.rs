@@ -186,6 +186,8 @@ fn main() -> ExitCode {
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     logging::set_request_lines_per_second(args.log_lines_per_second);
+    // So that the first 2×2-placement requests do not pay for reading the table in.
+    nimber::games::tetris::load_small_sets();
     let memory_limit = args.memory_limit.unwrap_or_else(|| limits::memory_limit_from_system(2));
     let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
     let budget = limits::share_memory(

@@ -4,6 +4,7 @@
 //! This file depends on nothing outside the standard library, so a game module can be compiled and
 //! tested with it alone.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -206,6 +207,12 @@ pub trait Memo: Send + Sync {
         None
     }
 
+    /// Whether the memo remembers anything at all: a solve through one that does not skips
+    /// building keys for it.
+    fn remembers(&self) -> bool {
+        true
+    }
+
     /// The value of `key`, from the memo or else computed by `compute` (which returns the value and
     /// its cost, see [`Memo::put`]) and remembered; also whether it was found rather than computed
     /// by this call. Stores shared by concurrent solves override this so that concurrent askers of
@@ -236,6 +243,9 @@ impl Memo for NoMemo {
     }
     fn put(&self, _game: GameTag, _key: &[u8], _value: u64, _cost: u64) {}
     fn flush(&self) {}
+    fn remembers(&self) -> bool {
+        false
+    }
 }
 
 /// Everything a solve may use besides the position: its budget, its counters, the memo.
@@ -246,8 +256,12 @@ pub struct SearchContext<'a> {
     pub stats: Stats,
     /// Where expensive values are remembered across solves.
     pub memo: &'a dyn Memo,
-    /// The most entries a game's own in-memory table may hold during one solve (bounds memory).
+    /// The most entries a game's own in-memory tables may hold (bounds memory); they are kept
+    /// from one solve through this context to the next (see [`SearchContext::learnt`]).
     pub table_limit: usize,
+    /// What the solves through this context have learnt, kept for the next one: a game's own
+    /// tables (one game at a time; a solve of another game starts afresh).
+    pub learnt: Option<Box<dyn Any + Send>>,
 }
 
 /// The default for [`SearchContext::table_limit`]: 11 Mi entries, so a solve's tables may take
@@ -258,7 +272,7 @@ pub const DEFAULT_TABLE_LIMIT: usize = 11 << 20;
 impl<'a> SearchContext<'a> {
     /// A solver with the given budget and memo and zeroed counters.
     pub fn new(budget: Budget, memo: &'a dyn Memo) -> Self {
-        Self { budget, stats: Stats::default(), memo, table_limit: DEFAULT_TABLE_LIMIT }
+        Self { budget, stats: Stats::default(), memo, table_limit: DEFAULT_TABLE_LIMIT, learnt: None }
     }
 }
 

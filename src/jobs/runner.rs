@@ -201,6 +201,10 @@ impl Memo for CountingMemo<'_> {
         self.inner.peek(game, key)
     }
 
+    fn remembers(&self) -> bool {
+        self.inner.remembers()
+    }
+
     fn get_or_compute(
         &self,
         game: GameTag,

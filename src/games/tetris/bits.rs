@@ -19,7 +19,6 @@
 use std::fmt::Debug;
 use std::hash::{Hash, Hasher};
 use std::ops::{BitAnd, BitOr, Not, Shl, Shr};
-use std::sync::OnceLock;
 
 /// A machine word, or an array of them, holding one bit per placement.
 pub trait Word:
@@ -260,6 +259,22 @@ pub struct Symmetry {
     pub reverses_columns: bool,
 }
 
+/// The symmetries of a set other than the identity (see [`PlacementSet::symmetries`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Symmetries {
+    list: [Symmetry; 7],
+    count: usize,
+}
+
+impl Symmetries {
+    /// Whether an option of the set is the one kept of its class: no symmetry of the set maps it
+    /// onto a smaller set.
+    #[inline]
+    pub fn keep<S: PlacementSet>(&self, option: S, height: usize, width: usize) -> bool {
+        self.list[..self.count].iter().all(|&symmetry| option.image(height, width, symmetry) >= option)
+    }
+}
+
 impl Symmetry {
     /// Leaves every set as it is.
     pub const IDENTITY: Symmetry = Symmetry { transposes: false, reverses_rows: false, reverses_columns: false };
@@ -351,12 +366,10 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     }
 
     /// The placements overlapping placement `index` (itself included): the 3×3 block around it,
-    /// within the rows and columns of the set.
+    /// within the rows and columns of the set (its word holds exactly `ROWS` rows).
+    #[inline]
     fn overlapping(index: u32) -> Self {
-        let (row, column) = (index / Self::STRIDE, index % Self::STRIDE);
-        let columns = (0b111u128 << column >> 1) as u64 & Self::row_mask();
-        let rows = row.saturating_sub(1)..(row + 2).min(Self::ROWS);
-        Self::from_word(rows.fold(Self::Word::default(), |word, r| word.with_bits_at(columns, Self::STRIDE * r)))
+        Self::from_word(Self::Word::default().with_bits_at(1, index)).dilate()
     }
 
     /// The placements at king distance exactly 2 from placement `index`: the ring of 16 cells
@@ -386,12 +399,6 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
             rest = rest.without_lowest();
             Some(p)
         })
-    }
-
-    /// The options: for each placement in row-major order, its bit index and the set without it
-    /// and its neighbours.
-    fn options(self) -> impl Iterator<Item = (u32, Self)> {
-        self.iter().map(move |p| (p, self.without(Self::overlapping(p))))
     }
 
     /// The connected component (king adjacency) of `self` containing the placements of `seed`.
@@ -449,11 +456,12 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     /// (the set must not be empty).
     fn at_origin(self) -> (Self, usize, usize) {
         let top = self.word().trailing_zeros() / Self::STRIDE;
-        let left = self.columns().trailing_zeros();
+        let columns = self.columns();
+        let left = columns.trailing_zeros();
         let origin = self.word() >> (Self::STRIDE * top + left);
         let highest_bit = <Self::Word as Word>::BITS - 1 - origin.leading_zeros();
         let height = (highest_bit / Self::STRIDE + 1) as usize;
-        let width = 64 - Self::from_word(origin).columns().leading_zeros() as usize;
+        let width = (64 - columns.leading_zeros() - left) as usize;
         (Self::from_word(origin), height, width)
     }
 
@@ -523,22 +531,17 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
             .unwrap_or(self)
     }
 
-    /// The options of a set in canonical form, one per class of options its symmetries map onto
-    /// each other (the least), in row-major order of the placement played (its bit index comes
-    /// with each).
-    fn distinct_options(self) -> impl Iterator<Item = (u32, Self)> {
-        let (_, height, width) = self.at_origin();
-        let mut symmetries = [Symmetry::IDENTITY; 7];
-        let mut count = 0;
+    /// The symmetries of a `height`×`width` set at the origin other than the identity: those
+    /// that map it onto itself.
+    fn symmetries(self, height: usize, width: usize) -> Symmetries {
+        let mut symmetries = Symmetries { list: [Symmetry::IDENTITY; 7], count: 0 };
         for symmetry in Symmetry::ALL.into_iter().skip(1) {
             if Self::fits(height, width, symmetry) && self.image(height, width, symmetry) == self {
-                symmetries[count] = symmetry;
-                count += 1;
+                symmetries.list[symmetries.count] = symmetry;
+                symmetries.count += 1;
             }
         }
-        self.options().filter(move |&(_, option)| {
-            symmetries[..count].iter().all(|&symmetry| option.image(height, width, symmetry) >= option)
-        })
+        symmetries
     }
 
     /// The same placements, at the origin of the given size, in another kind of set (turned by
@@ -614,11 +617,17 @@ const RING_NEIGHBOURS: [u16; 16] = {
     neighbours
 };
 
-/// The placements of `ring` connected to those of `seed` through the ring itself.
-fn ring_group(ring: u16, seed: u16) -> u16 {
-    let mut group = seed & ring;
+/// The placements of `ring` connected to its lowest one through the ring itself.
+const fn ring_group(ring: u16) -> u16 {
+    let mut group = ring & ring.wrapping_neg();
     loop {
-        let grown = (0..16).filter(|&j| group >> j & 1 == 1).fold(group, |m, j| m | RING_NEIGHBOURS[j]) & ring;
+        let mut grown = group;
+        let mut rest = group;
+        while rest != 0 {
+            grown |= RING_NEIGHBOURS[rest.trailing_zeros() as usize];
+            rest &= rest - 1;
+        }
+        grown &= ring;
         if grown == group {
             return group;
         }
@@ -626,19 +635,23 @@ fn ring_group(ring: u16, seed: u16) -> u16 {
     }
 }
 
+/// Bit `ring` says whether the placements of that ring (see [`RING_CELLS`]) are connected among
+/// themselves; computed at compile time.
+static RING_CONNECTED: [u64; 1 << 10] = {
+    let mut table = [0u64; 1 << 10];
+    let mut ring: usize = 0;
+    while ring < 1 << 16 {
+        if ring_group(ring as u16) == ring as u16 {
+            table[ring / 64] |= 1 << (ring % 64);
+        }
+        ring += 1;
+    }
+    table
+};
+
 /// Whether the placements of a ring (see [`RING_CELLS`]) are connected among themselves.
 fn ring_is_connected(ring: u16) -> bool {
-    static CONNECTED: OnceLock<Vec<u64>> = OnceLock::new();
-    let table = CONNECTED.get_or_init(|| {
-        let mut table = vec![0u64; 1 << 10];
-        for ring in 0..=u16::MAX {
-            if ring_group(ring, ring & ring.wrapping_neg()) == ring {
-                table[ring as usize / 64] |= 1 << (ring % 64);
-            }
-        }
-        table
-    });
-    table[ring as usize / 64] >> (ring % 64) & 1 == 1
+    RING_CONNECTED[ring as usize / 64] >> (ring % 64) & 1 == 1
 }
 
 /// Components 9 to 16 placements both ways: 16 rows of 16 in 256 bits.

@@ -1,11 +1,10 @@
 //! The Grundy values of sets of placements: Node Kayles on induced subgraphs of the king graph.
 
-use std::sync::OnceLock;
-
 use super::band::Band;
-use super::bits::{BoardPlacements, Grid, LongBand, PlacementSet, Symmetry};
+use super::bits::{BoardPlacements, Grid, LongBand, PlacementSet, Symmetry, Word};
+use super::direct::{direct_value, tabled_value, PATH};
 use super::table::{Table, Worth};
-use super::window::{transpose, Window};
+use super::window::Window;
 use crate::games::{GameTag, Interrupted, SearchContext};
 use crate::limits::TABLE_ENTRY_BYTES;
 
@@ -20,69 +19,6 @@ pub const MEMO_MIN_WORK: u64 = 64;
 
 /// Search nodes between two budget checks.
 const CHECK_INTERVAL: u64 = 4096;
-
-/// Node Kayles on a path of `n` vertices, which is the octal game 0.137, for `n ≤ 64`
-/// (a straight line of placements: at most 63, on a board 64 cells long).
-pub const PATH: [u8; 65] = path_values();
-
-const fn path_values() -> [u8; 65] {
-    let mut values = [0u8; 65];
-    let mut n: usize = 1;
-    while n < 65 {
-        // Playing vertex i deletes i-1, i, i+1 and leaves paths of i-1 and n-i-2 vertices.
-        let mut seen: u64 = 0;
-        let mut i: usize = 0;
-        while i < n {
-            let left = i.saturating_sub(1);
-            let right = (n - i).saturating_sub(2);
-            seen |= 1 << (values[left] ^ values[right]);
-            i += 1;
-        }
-        values[n] = (!seen).trailing_zeros() as u8;
-        n += 1;
-    }
-    values
-}
-
-/// Rows of the window whose every subset has a precomputed value.
-const TABLE_ROWS: usize = 4;
-/// Columns of the window whose every subset has a precomputed value.
-const TABLE_COLUMNS: usize = 5;
-
-/// The values of every set of placements inside a 4×5 window (`TABLE_ROWS`×`TABLE_COLUMNS`),
-/// indexed by the bits `5·r + c`; computed once per process (2^20 sets, a few milliseconds).
-fn table_values() -> &'static [u8] {
-    static TABLE: OnceLock<Vec<u8>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let cells = TABLE_ROWS * TABLE_COLUMNS;
-        let overlapping: Vec<usize> = (0..cells)
-            .map(|p| {
-                let (r, c) = (p / TABLE_COLUMNS, p % TABLE_COLUMNS);
-                (0..cells)
-                    .filter(|&q| (q / TABLE_COLUMNS).abs_diff(r) <= 1 && (q % TABLE_COLUMNS).abs_diff(c) <= 1)
-                    .fold(0, |mask, q| mask | 1 << q)
-            })
-            .collect();
-        let mut values = vec![0u8; 1 << cells];
-        for set in 1..values.len() {
-            // Every option is a proper subset, hence a smaller index, already computed.
-            let mut seen: u64 = 0;
-            let mut rest = set;
-            while rest != 0 {
-                let p = rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                seen |= 1 << values[set & !overlapping[p]];
-            }
-            values[set] = (!seen).trailing_zeros() as u8;
-        }
-        values
-    })
-}
-
-/// The index in [`table_values`] of a set at the origin of `height` ≤ 4 rows.
-fn table_index(origin: Window, height: usize) -> usize {
-    (0..height).fold(0, |i, r| i | (origin.row(r) as usize) << (TABLE_COLUMNS * r))
-}
 
 /// What a solve has learnt about one component (by canonical form), in one word: the top byte
 /// is the value plus one (0 while unknown), the next byte how much searching it cost (a
@@ -139,7 +75,7 @@ impl Worth for Knowledge {
 /// How a component's value is found.
 #[derive(Clone, PartialEq, Eq)]
 enum Kind {
-    /// By a rule: single placement, straight line, or the table of sets inside 4×5 or 5×4.
+    /// By a rule (see [`super::direct`]): single placement, straight line, or a set inside 4×6 or 6×4.
     Direct(u8),
     /// By search, under its canonical form in an 8×8 window.
     Window(Window),
@@ -176,24 +112,9 @@ impl Kind {
     }
 }
 
-/// The value of a straight line or of a set inside 4×5 or 5×4, if it is one (`origin` at the origin).
-fn direct(origin: Window, size: u32, height: usize, width: usize) -> Option<u8> {
-    if size <= 1 {
-        Some(size as u8)
-    } else if height == 1 || width == 1 {
-        Some(PATH[size as usize])
-    } else if height <= TABLE_ROWS && width <= TABLE_COLUMNS {
-        Some(table_values()[table_index(origin, height)])
-    } else if width <= TABLE_ROWS && height <= TABLE_COLUMNS {
-        Some(table_values()[table_index(Window(transpose(origin.0)), width)])
-    } else {
-        None
-    }
-}
-
 /// How the value of a set at the origin of a window is found.
 fn window_kind(origin: Window, size: u32, height: usize, width: usize) -> Kind {
-    match direct(origin, size, height, width) {
+    match direct_value(origin, size, height, width) {
         Some(value) => Kind::Direct(value),
         None => Kind::Window(origin.canonical(height, width)),
     }
@@ -291,14 +212,24 @@ impl Shape for LongBand {
 fn ordered_options<S: PlacementSet>(set: S, unsorted: &mut Vec<(u32, S)>, ranked: &mut Vec<(u32, S)>) {
     let (_, height, width) = set.at_origin();
     let size = set.len();
+    let symmetries = set.symmetries(height, width);
     let mut start = [0usize; RANKS + 1];
-    unsorted.extend(set.distinct_options().map(|(p, option)| {
+    let mut ranks_used = 0;
+    let mut rest = set.word();
+    while !rest.is_zero() {
+        let p = rest.trailing_zeros();
+        rest = rest.without_lowest();
+        let option = set.without(S::overlapping(p));
+        if !symmetries.keep(option, height, width) {
+            continue;
+        }
         let (row, column) = ((p / S::STRIDE) as usize, (p % S::STRIDE) as usize);
         let rank = rank(row, column, height, width, size - option.len()).min(RANKS as u32 - 1);
         start[rank as usize + 1] += 1;
-        (rank << 16 | p, option)
-    }));
-    for r in 1..start.len() {
+        ranks_used = ranks_used.max(rank as usize + 1);
+        unsorted.push((rank << 16 | p, option));
+    }
+    for r in 1..=ranks_used {
         start[r] += start[r - 1];
     }
     ranked.resize(unsorted.len(), (0, S::default()));
@@ -330,6 +261,13 @@ struct Tables {
     band: Table<Band, Knowledge>,
     grid: Table<Grid, Knowledge>,
     long: Table<LongBand, Knowledge>,
+}
+
+/// What an engine learnt, kept in its [`SearchContext`] for the next solve through it.
+struct Learnt {
+    tables: Tables,
+    /// Bytes the tables may still allocate.
+    table_room: usize,
 }
 
 /// Lists kept from one search to the next, so that searching a component allocates nothing.
@@ -415,18 +353,25 @@ pub fn value_without_search(set: BoardPlacements, lookup: &dyn Fn(&[u8]) -> Opti
 /// value below `n` is an option's, the value is `n`.
 pub struct Engine<'s, 'a> {
     solver: &'s mut SearchContext<'a>,
-    tables: Tables,
+    learnt: Learnt,
     spare: Spare,
-    /// Bytes the tables may still allocate.
-    table_room: usize,
+    /// Whether the persistent memo remembers anything (if not, no key is built for it).
+    memo_remembers: bool,
     nodes: u64,
 }
 
 impl<'s, 'a> Engine<'s, 'a> {
-    /// An engine that knows nothing yet.
+    /// An engine that knows what earlier solves through `solver` learnt (nothing, the first time).
     pub fn new(solver: &'s mut SearchContext<'a>) -> Self {
-        let table_room = solver.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize);
-        Engine { solver, tables: Tables::default(), spare: Spare::default(), table_room, nodes: 0 }
+        let learnt = match solver.learnt.take().map(|learnt| learnt.downcast::<Learnt>()) {
+            Some(Ok(learnt)) => *learnt,
+            _ => Learnt {
+                tables: Tables::default(),
+                table_room: solver.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize),
+            },
+        };
+        let memo_remembers = solver.memo.remembers();
+        Engine { solver, learnt, spare: Spare::default(), memo_remembers, nodes: 0 }
     }
 
     /// The value of a set of placements (the XOR of its components' values); the components
@@ -493,10 +438,14 @@ impl<'s, 'a> Engine<'s, 'a> {
 
     /// What this solve or the persistent memo (when `persistent`) knows of a component.
     fn recall<S: Shape>(&mut self, key: S, persistent: bool) -> Knowledge {
-        if let Some(known) = S::table(&mut self.tables).get(&key) {
+        if let Some(known) = S::table(&mut self.learnt.tables).get(&key) {
             return known;
         }
-        let stored = if persistent { self.solver.memo.get(GameTag::Tetris, &key.memo_key()) } else { None };
+        let stored = if persistent && self.memo_remembers {
+            self.solver.memo.get(GameTag::Tetris, &key.memo_key())
+        } else {
+            None
+        };
         match stored.and_then(|value| trusted(value, key.len())) {
             Some(value) => {
                 let known = Knowledge::known(value);
@@ -514,7 +463,7 @@ impl<'s, 'a> Engine<'s, 'a> {
         let mut known = self.recall(key, persistent);
         if let Some(value) = known.exact() {
             self.solver.stats.cache_hits += 1;
-            if memoize == Memoize::Always {
+            if memoize == Memoize::Always && self.memo_remembers {
                 // Known from this solve: what it cost is not known here (the memo keeps the larger).
                 self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), 0);
             }
@@ -610,7 +559,7 @@ impl<'s, 'a> Engine<'s, 'a> {
         let work = self.nodes - work_before;
         self.remember(key, Knowledge::known(value).with_cost(work));
         let costly = key.len() >= MEMO_MIN_PLACEMENTS && work >= MEMO_MIN_WORK;
-        if memoize == Memoize::Always || costly {
+        if (memoize == Memoize::Always || costly) && self.memo_remembers {
             self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), work);
         }
     }
@@ -659,6 +608,9 @@ impl<'s, 'a> Engine<'s, 'a> {
     fn reduce<S: Shape>(&mut self, played: u32, rest: S) -> Result<Reduced, Interrupted> {
         // An option of a connected set has at most 8 components: each holds a placement of the
         // ring of 16 around the removed 3×3 block, and those of different components are apart.
+        if let Some(value) = tabled_value(rest) {
+            return Ok(Reduced { others: u64::from(value), asked: None });
+        }
         let mut searched: [Option<(Kind, u32)>; 8] = Default::default();
         let mut count = 0;
         let mut others = 0u64;
@@ -706,11 +658,19 @@ impl<'s, 'a> Engine<'s, 'a> {
 
     /// The value of a component in canonical form if this solve already knows it.
     fn known_exact<S: Shape>(&mut self, key: S) -> Option<u8> {
-        S::table(&mut self.tables).get(&key).and_then(Knowledge::exact)
+        S::table(&mut self.learnt.tables).get(&key).and_then(Knowledge::exact)
     }
 
     /// Record what was learnt (the tables keep the costliest entries when full).
     fn remember<S: Shape>(&mut self, key: S, known: Knowledge) {
-        S::table(&mut self.tables).insert(key, known, &mut self.table_room);
+        S::table(&mut self.learnt.tables).insert(key, known, &mut self.learnt.table_room);
+    }
+}
+
+impl Drop for Engine<'_, '_> {
+    /// Leaves what was learnt in the context, for its next solve.
+    fn drop(&mut self) {
+        let learnt = Learnt { tables: std::mem::take(&mut self.learnt.tables), table_room: self.learnt.table_room };
+        self.solver.learnt = Some(Box::new(learnt));
     }
 }

@@ -19,9 +19,9 @@
 //!   memo (`solver.memo`, tag [`GameTag::Tetris`](crate::games::GameTag::Tetris)); options a
 //!   symmetry of the component maps onto each other are tried once.
 //! * Single placements and straight lines are Node Kayles on a path (octal game 0.137); every set
-//!   inside 4×5 (or 5×4) placements comes from a table of all 2^20 of them, built once per
-//!   process; the rest are searched (`engine`) the Lemoine–Viennot way, by asking "has this
-//!   component value `t`?" rather than computing every option's value.
+//!   inside 4×6 (or 6×4) placements comes from a table of all 2^24 of them, built into the
+//!   binary by `build.rs` (see `direct`); the rest are searched (`engine`) the Lemoine–Viennot
+//!   way, by asking "has this component value `t`?" rather than computing every option's value.
 //! * The persistent memo holds the value of every top-level component solved and of every
 //!   component of at least 12 placements whose search took at least 64 option evaluations; its
 //!   key is the canonical form as height, width and the row-major bits (see
@@ -31,11 +31,13 @@
 
 mod band;
 mod bits;
+mod direct;
 mod engine;
 mod table;
 mod window;
 
 use self::bits::{BoardPlacements, PlacementSet};
+pub use self::direct::load_small_sets;
 use self::engine::{Engine, Memoize};
 use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 
