@@ -214,10 +214,9 @@ async fn explore_here(
 ) -> anyhow::Result<()> {
     let budget =
         limits::share_memory(memory_limit, 1, 1, Some(0), None, DEFAULT_TABLE_LIMIT).map_err(anyhow::Error::msg)?;
-    let options = StoreOptions::within(&budget);
     let store: Arc<dyn Memo> = match &data_dir {
-        Some(dir) => Arc::new(Store::open_with(dir, &options)?),
-        None => Arc::new(Store::temporary_with(&options)),
+        Some(dir) => Arc::new(Store::open_with(dir, &StoreOptions::within(&budget, dir))?),
+        None => Arc::new(Store::temporary_with(&StoreOptions::within(&budget, &std::env::temp_dir()))),
     };
     // Listening for Ctrl-C from before the job starts: a Ctrl-C after the first progress line is
     // never the default "kill the process".

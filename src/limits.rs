@@ -22,6 +22,12 @@ pub const PAGE_CACHE_SHARE_DIVISOR: u64 = 8;
 /// The largest page cache sled is given: 1 GiB, sled's own default.
 pub const MAX_PAGE_CACHE_BYTES: u64 = 1 << 30;
 
+/// The share of the memory limit that bounds the store's size on disk by default: a quarter. sled
+/// 0.34 keeps about as much in memory as the store takes on disk, whatever its page cache (measured:
+/// 263 MB resident right after opening a store of a million values, 359 MB on disk, with a 32 MiB
+/// page cache; 330–380 MB while writing them).
+pub const STORE_SIZE_SHARE_DIVISOR: u64 = 4;
+
 /// The smallest table a solve may be given; below it searches thrash.
 pub const MIN_TABLE_ENTRIES: usize = 1 << 16;
 
@@ -128,6 +134,8 @@ pub struct MemoryBudget {
     pub store_hot_bytes: u64,
     /// Bytes of sled's page cache (`sled::Config::cache_capacity`).
     pub page_cache_bytes: u64,
+    /// The most the store's default size bound on disk may be (`--max-store-bytes`' default).
+    pub store_max_bytes: u64,
 }
 
 /// Shares `memory_limit`, the whole process's, between everything that grows with the work:
@@ -138,8 +146,11 @@ pub struct MemoryBudget {
 ///   overhead);
 /// - **one eighth** ([`PAGE_CACHE_SHARE_DIVISOR`]) to sled's page cache, at most
 ///   [`MAX_PAGE_CACHE_BYTES`];
-/// - **the remaining three eighths** to what has no bound of its own: sled's structures beyond its
-///   page cache, the store's write buffer (a fixed number of values), the allocator's slack, the
+/// - **one quarter** ([`STORE_SIZE_SHARE_DIVISOR`]) to what sled keeps in memory beyond its page
+///   cache, which grows with the store's size on disk: it bounds the store's default size bound
+///   (`--max-store-bytes`, otherwise also at most 2 GiB and a quarter of its filesystem);
+/// - **the remaining eighth** to what has no bound of its own here: the store's write buffer (a
+///   fixed number of values), the job store (a 16 MiB page cache), the allocator's slack, the
 ///   runtime and the binary.
 ///
 /// Unset values are derived: solves default to `cores` (as many as the budget allows with
@@ -181,6 +192,7 @@ pub fn share_memory(
         table_entries,
         store_hot_bytes: (table_entries as u64).saturating_mul(TABLE_ENTRY_BYTES),
         page_cache_bytes: (memory_limit / PAGE_CACHE_SHARE_DIVISOR).min(MAX_PAGE_CACHE_BYTES),
+        store_max_bytes: memory_limit / STORE_SIZE_SHARE_DIVISOR,
     })
 }
 
@@ -271,6 +283,7 @@ mod tests {
         let tables = (budget.expensive_solves as u64 + 1) * budget.table_entries as u64 * TABLE_ENTRY_BYTES;
         assert!(tables + budget.store_hot_bytes <= limit / 2, "{budget:?}");
         assert_eq!(budget.page_cache_bytes, limit / 8);
+        assert_eq!(budget.store_max_bytes, limit / 4);
         // sled never gets more than its own default.
         assert_eq!(share_memory(1 << 40, 2, 1, None, None, 16 << 20).unwrap().page_cache_bytes, MAX_PAGE_CACHE_BYTES);
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use nimber::cache::{OnCorrupt, SharedCacheConfig, Store, StoreOptions};
+use nimber::cache::{default_max_bytes, OnCorrupt, SharedCacheConfig, Store, StoreOptions};
 use nimber::games::{Budget, Memo, NoMemo, SearchContext, DEFAULT_TABLE_LIMIT};
 use nimber::judge::{judge, Problem};
 use nimber::limits;
@@ -68,8 +68,9 @@ struct ServeArgs {
     max_solve_ms: u64,
     #[command(flatten)]
     memory_limit: cli::MemoryLimit,
-    /// Most entries of each in-memory table (the store's, and a game's within one solve) (default:
-    /// half the memory limit shared by the store and the expensive solves, at most 16777216).
+    /// Most entries of each in-memory table (a game's within one solve or job; the store's in-memory
+    /// tier gets as many entries' worth of bytes, 80 each) (default: half the memory limit shared
+    /// by the store, the expensive solves and the jobs, at most 11534336).
     #[arg(long, env = "NIMBER_TABLE_ENTRIES")]
     table_entries: Option<usize>,
     /// Largest request message accepted, in bytes; larger ones get RESOURCE_EXHAUSTED.
@@ -123,7 +124,8 @@ struct ServeArgs {
     #[arg(long, env = "NIMBER_JOB_RETENTION", default_value = "7d", value_parser = humantime::parse_duration)]
     job_retention: Duration,
     /// Size bound of the store on disk, in bytes: once reached, it keeps the values most expensive
-    /// to recompute (default: 2 GiB, or a quarter of the data directory's filesystem if smaller).
+    /// to recompute (default: 2 GiB, a quarter of the data directory's filesystem, or a quarter of
+    /// the memory limit, whichever is smallest: sled keeps about as much in memory).
     #[arg(long, env = "NIMBER_MAX_STORE_BYTES")]
     max_store_bytes: Option<u64>,
     /// What to do when the store on disk is unreadable: `rebuild` moves it aside to
@@ -196,13 +198,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         DEFAULT_TABLE_LIMIT,
     )
     .map_err(anyhow::Error::msg)?;
+    let max_store_bytes =
+        args.max_store_bytes.unwrap_or_else(|| default_max_bytes(&args.data_dir, budget.store_max_bytes));
     tracing::info!(
         memory_limit,
         expensive_solves = budget.expensive_solves,
         table_entries = budget.table_entries,
         store_hot_bytes = budget.store_hot_bytes,
         page_cache_bytes = budget.page_cache_bytes,
-        "memory shared by the in-memory tables, the store's in-memory tier and sled's page cache"
+        max_store_bytes,
+        "memory shared by the in-memory tables, the store's in-memory tier, sled's page cache and the store's size"
     );
     let shared_cache = match &args.shared_cache {
         Some(url) => {
@@ -238,7 +243,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             max_queued: args.max_queued_jobs,
             shared: shared_cache.clone(),
         },
-        max_store_bytes: args.max_store_bytes,
+        max_store_bytes: Some(max_store_bytes),
         on_corrupt_store: args.on_corrupt_store,
         tls: match (args.tls_cert, args.tls_key) {
             (Some(cert), Some(key)) => Some(TlsFiles { cert, key, client_ca: args.tls_client_ca }),
@@ -272,7 +277,7 @@ fn run_judge(problem: Problem, data_dir: Option<PathBuf>, memory_limit: u64) -> 
         limits::share_memory(memory_limit, 1, 0, Some(1), None, DEFAULT_TABLE_LIMIT).map_err(anyhow::Error::msg)?;
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input)?;
-    let store = data_dir.map(|dir| Store::open_with(&dir, &StoreOptions::within(&budget))).transpose()?;
+    let store = data_dir.map(|dir| Store::open_with(&dir, &StoreOptions::within(&budget, &dir))).transpose()?;
     let memo: &dyn Memo = match &store {
         Some(store) => store,
         None => &NoMemo,

@@ -93,6 +93,7 @@ impl Default for ServerConfig {
                 table_entries: crate::limits::MIN_TABLE_ENTRIES,
                 store_hot_bytes: crate::limits::MIN_TABLE_ENTRIES as u64 * crate::limits::TABLE_ENTRY_BYTES,
                 page_cache_bytes: memory_limit / crate::limits::PAGE_CACHE_SHARE_DIVISOR,
+                store_max_bytes: memory_limit / crate::limits::STORE_SIZE_SHARE_DIVISOR,
             });
         Self {
             data_dir: PathBuf::from("nimber-data"),

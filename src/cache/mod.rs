@@ -108,9 +108,15 @@ impl Default for StoreOptions {
 }
 
 impl StoreOptions {
-    /// The default options with the in-memory tier and page cache of `budget`.
-    pub fn within(budget: &MemoryBudget) -> Self {
-        Self { hot_bytes: budget.store_hot_bytes, page_cache_bytes: budget.page_cache_bytes, ..Self::default() }
+    /// The default options with the in-memory tier, page cache and size bound of `budget` for a
+    /// store in `path` (see [`default_max_bytes`]).
+    pub fn within(budget: &MemoryBudget, path: &Path) -> Self {
+        Self {
+            hot_bytes: budget.store_hot_bytes,
+            page_cache_bytes: budget.page_cache_bytes,
+            max_bytes: Some(default_max_bytes(path, budget.store_max_bytes)),
+            ..Self::default()
+        }
     }
 }
 
@@ -283,7 +289,7 @@ impl Store {
     /// writer thread once space returns. Other failures (a lock held by another process,
     /// permissions, a file in the way) are an error. May take a while: call it off async threads.
     pub fn open_with(path: &Path, options: &StoreOptions) -> Result<Self, OpenError> {
-        let max_bytes = options.max_bytes.unwrap_or_else(|| default_max_bytes(path));
+        let max_bytes = options.max_bytes.unwrap_or_else(|| default_max_bytes(path, u64::MAX));
         let opened = writer::open_when_unlocked(path, options.on_corrupt, options.page_cache_bytes)?;
         if opened.is_none() {
             tracing::error!(
@@ -629,20 +635,21 @@ impl Drop for Store {
     }
 }
 
-/// The default size bound for a store in `path`: 2 GiB, or a quarter of the total size of the
-/// filesystem holding it (or its nearest existing ancestor) if that is smaller.
-pub fn default_max_bytes(path: &Path) -> u64 {
+/// The default size bound for a store in `path`: 2 GiB, a quarter of the total size of the
+/// filesystem holding it (or its nearest existing ancestor), or `memory_share` (the store's share of
+/// the memory limit: sled keeps about as much in memory as the store takes on disk), whichever is
+/// smallest, and at least 1 MiB.
+pub fn default_max_bytes(path: &Path, memory_share: u64) -> u64 {
     let existing = path.ancestors().find(|dir| dir.exists()).unwrap_or(Path::new("."));
-    let Ok(c_path) = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()) else {
-        return DEFAULT_MAX_BYTES;
+    let filesystem_size = || {
+        let c_path = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()).ok()?;
+        let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `c_path` is a valid NUL-terminated string and `stats` a writable statvfs.
+        (unsafe { libc::statvfs(c_path.as_ptr(), &mut stats) } == 0)
+            .then(|| (stats.f_blocks as u64).saturating_mul(stats.f_frsize as u64))
     };
-    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c_path` is a valid NUL-terminated string and `stats` a writable statvfs.
-    if unsafe { libc::statvfs(c_path.as_ptr(), &mut stats) } != 0 {
-        return DEFAULT_MAX_BYTES;
-    }
-    let total = (stats.f_blocks as u64).saturating_mul(stats.f_frsize as u64);
-    DEFAULT_MAX_BYTES.min(total / 4).max(1 << 20)
+    let quarter_of_filesystem = filesystem_size().map_or(u64::MAX, |total| total / 4);
+    DEFAULT_MAX_BYTES.min(quarter_of_filesystem).min(memory_share).max(1 << 20)
 }
 
 /// Locks a mutex, recovering the data if a panicking thread poisoned it (the maps and counters
@@ -726,6 +733,19 @@ mod tests {
         let nothing = Store::temporary(0);
         nothing.put(GameTag::Tetris, b"key", 1, 1);
         assert!(lock(&nothing.shared.hot).values.is_empty());
+    }
+
+    /// The default size bound is at most the store's share of the memory limit.
+    #[test]
+    fn the_default_size_bound_follows_the_memory_share() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(default_max_bytes(dir.path(), 5 << 20), 5 << 20);
+        assert!(default_max_bytes(dir.path(), u64::MAX) <= DEFAULT_MAX_BYTES);
+        assert_eq!(default_max_bytes(dir.path(), 0), 1 << 20);
+        let budget = crate::limits::share_memory(64 << 20, 1, 1, Some(0), None, DEFAULT_TABLE_LIMIT).unwrap();
+        let options = StoreOptions::within(&budget, dir.path());
+        assert_eq!(options.max_bytes, Some(16 << 20));
+        assert_eq!((options.hot_bytes, options.page_cache_bytes), (budget.store_hot_bytes, 8 << 20));
     }
 
     /// Counts are kept by the writer thread, persisted with every batch, and right after a reopen;

@@ -222,6 +222,7 @@ pub fn wait_for_exit(mut child: Child, limit: Duration) -> Option<ExitStatus> {
 /// `ru_maxrss` of that child alone, from `wait4`.
 pub fn run_measuring_peak_rss(command: &mut Command) -> (ExitStatus, String, u64) {
     use std::os::unix::process::ExitStatusExt;
+    #[allow(clippy::zombie_processes, reason = "reaped by the wait4 below, which also gives its peak RSS")]
     let mut child = command.stdout(Stdio::piped()).spawn().expect("the command starts");
     let mut stdout = String::new();
     child.stdout.take().unwrap().read_to_string(&mut stdout).expect("its stdout is read to the end");
