@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 /// Bytes per in-memory table entry: a table of `n` entries may take `n × 80` bytes (the 2×2
-/// placement engine's tables are bounded so in bytes; the store's hot cache peaked at 77.5 bytes an
-/// entry).
+/// placement engine's tables are bounded so in bytes, and the store's in-memory tier gets as many
+/// bytes).
 pub const TABLE_ENTRY_BYTES: u64 = 80;
 
 /// The share of the memory limit that the in-memory tables (the store's and every running solve's
