@@ -14,7 +14,7 @@ fn counts(c: &mut Criterion) {
     let mut random = SplitMix::new(0x5707_e000);
     for count in [1_000u64, 1_000_000] {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), 1 << 16).unwrap();
+        let store = Store::open(dir.path(), 5 << 20).unwrap();
         fill_store(&store, &mut random, count);
         assert_eq!(store.entries(), count);
         c.bench_function(&format!("store/entries at {count} values"), |b| b.iter(|| black_box(&store).entries()));
@@ -27,7 +27,7 @@ fn counts(c: &mut Criterion) {
 fn puts(c: &mut Criterion) {
     let mut random = SplitMix::new(0x9075);
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), 1 << 16).unwrap();
+    let store = Store::open(dir.path(), 5 << 20).unwrap();
     let started = Instant::now();
     fill_store(&store, &mut random, 200_000);
     let seconds = started.elapsed().as_secs_f64();

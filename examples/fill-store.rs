@@ -13,7 +13,7 @@ fn main() {
         std::process::exit(2);
     };
     let count: u64 = count.parse().expect("N is a number");
-    let store = Store::open(std::path::Path::new(dir), 1 << 16).expect("the store opens");
+    let store = Store::open(std::path::Path::new(dir), 5 << 20).expect("the store opens");
     fill_store(&store, &mut SplitMix::new(count), count);
     println!("{}", store.entries());
 }

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use futures_util::{Stream, StreamExt};
 use prost::Message;
 
-use nimber::cache::Store;
+use nimber::cache::{Store, StoreOptions};
 use nimber::games::{Memo, DEFAULT_TABLE_LIMIT};
 use nimber::google::longrunning::{self as lro, operation::Result as OperationResult, Operation};
 use nimber::jobs::runner::{JobsConfig, Runner};
+use nimber::limits;
 use nimber::proto::{self, explore_request::Job};
 
 /// How to print a table.
@@ -62,6 +63,24 @@ pub enum ExploreJob {
     },
 }
 
+/// The process's memory limit (`--memory-limit`), shared by `serve`, `judge` and `explore`.
+#[derive(clap::Args)]
+pub struct MemoryLimit {
+    /// The memory this process may use, in bytes or with a unit such as 512MiB or 2GiB: half of it
+    /// for the in-memory tables (of solves, of jobs, and the store's in-memory tier, at 80 bytes an
+    /// entry), an eighth for sled's page cache (default: the cgroup's memory limit, else half of
+    /// physical RAM).
+    #[arg(long, global = true, env = "NIMBER_MEMORY_LIMIT", value_parser = limits::parse_byte_size)]
+    memory_limit: Option<u64>,
+}
+
+impl MemoryLimit {
+    /// The limit given, else the cgroup's, else half of physical RAM.
+    pub fn bytes(&self) -> u64 {
+        self.memory_limit.unwrap_or_else(|| limits::memory_limit_from_system(2))
+    }
+}
+
 /// Where and how `nimber explore` runs.
 #[derive(clap::Args)]
 pub struct ExploreArgs {
@@ -77,6 +96,8 @@ pub struct ExploreArgs {
     /// In-process: the job store, so that a stopped run continues where it stopped.
     #[arg(long, global = true, default_value = "nimber-jobs")]
     jobs_dir: PathBuf,
+    #[command(flatten)]
+    memory_limit: MemoryLimit,
     /// How to print the result.
     #[arg(long, global = true, value_enum, default_value = "table")]
     format: Format,
@@ -177,26 +198,30 @@ pub fn explore(args: ExploreArgs) -> anyhow::Result<()> {
                 let last = show_progress(stream.map(|item| item.map_err(anyhow::Error::from))).await?;
                 finish(last, format, &mut Rows::Server(client)).await
             }
-            None => explore_here(request, args.data_dir, args.jobs_dir, format).await,
+            None => explore_here(request, args.data_dir, args.jobs_dir, args.memory_limit.bytes(), format).await,
         }
     })
 }
 
-/// Runs a job in this process on the job store `jobs_dir` (and the memo in `data_dir`, if any).
+/// Runs a job in this process on the job store `jobs_dir` (and the memo in `data_dir`, if any),
+/// within `memory_limit` bytes shared by the job's tables and the store (no interactive solves).
 async fn explore_here(
     request: proto::ExploreRequest,
     data_dir: Option<PathBuf>,
     jobs_dir: PathBuf,
+    memory_limit: u64,
     format: Format,
 ) -> anyhow::Result<()> {
+    let budget =
+        limits::share_memory(memory_limit, 1, 1, Some(0), None, DEFAULT_TABLE_LIMIT).map_err(anyhow::Error::msg)?;
     let store: Arc<dyn Memo> = match &data_dir {
-        Some(dir) => Arc::new(Store::open(dir, DEFAULT_TABLE_LIMIT)?),
-        None => Arc::new(Store::temporary(DEFAULT_TABLE_LIMIT)),
+        Some(dir) => Arc::new(Store::open_with(dir, &StoreOptions::within(&budget, dir))?),
+        None => Arc::new(Store::temporary_with(&StoreOptions::within(&budget, &std::env::temp_dir()))),
     };
     // Listening for Ctrl-C from before the job starts: a Ctrl-C after the first progress line is
     // never the default "kill the process".
     let mut interrupted = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    let config = JobsConfig { dir: jobs_dir, ..Default::default() };
+    let config = JobsConfig { dir: jobs_dir, table_limit: budget.table_entries, ..Default::default() };
     let runner = tokio::task::spawn_blocking(move || Runner::start(config, store)).await??;
     let operation = nimber::jobs::operations::explore(&runner, request).await?;
     let stream = nimber::jobs::operations::watch(&runner, operation.name).await?;

@@ -1,18 +1,32 @@
 //! What the machine (or the container) allows this process: the memory limit (cgroup v2
 //! `memory.max`, cgroup v1 `memory.limit_in_bytes`, else physical RAM), the open-file limit, and the
-//! split of a memory limit between the in-memory tables of concurrent solves. The parsers take file
-//! contents, so they are tested on samples; only the `*_from_system` functions read files.
+//! split of a memory limit between the in-memory tables of concurrent solves and jobs, the store's
+//! in-memory tier and sled's page cache ([`share_memory`]). The parsers take file contents, so they
+//! are tested on samples; only the `*_from_system` functions read files.
 
 use std::path::{Path, PathBuf};
 
 /// Bytes per in-memory table entry: a table of `n` entries may take `n × 80` bytes (the 2×2
-/// placement engine's tables are bounded so in bytes; the store's hot cache peaked at 77.5 bytes an
-/// entry).
+/// placement engine's tables are bounded so in bytes, and the store's in-memory tier gets as many
+/// bytes).
 pub const TABLE_ENTRY_BYTES: u64 = 80;
 
-/// The share of the memory limit that the in-memory tables (the store's and every running solve's)
-/// may use together: one half. The rest is left to the store's page cache, buffers and the runtime.
+/// The share of the memory limit that the in-memory tables (the store's and every running solve's
+/// and job's) may use together: one half (see [`share_memory`] for the rest).
 pub const TABLE_SHARE_DIVISOR: u64 = 2;
+
+/// The share of the memory limit given to sled's page cache: an eighth, at most
+/// [`MAX_PAGE_CACHE_BYTES`].
+pub const PAGE_CACHE_SHARE_DIVISOR: u64 = 8;
+
+/// The largest page cache sled is given: 1 GiB, sled's own default.
+pub const MAX_PAGE_CACHE_BYTES: u64 = 1 << 30;
+
+/// The share of the memory limit that bounds the store's size on disk by default: a quarter. sled
+/// 0.34 keeps about as much in memory as the store takes on disk, whatever its page cache (measured:
+/// 263 MB resident right after opening a store of a million values, 359 MB on disk, with a 32 MiB
+/// page cache; 330–380 MB while writing them).
+pub const STORE_SIZE_SHARE_DIVISOR: u64 = 4;
 
 /// The smallest table a solve may be given; below it searches thrash.
 pub const MIN_TABLE_ENTRIES: usize = 1 << 16;
@@ -107,20 +121,41 @@ pub fn open_files_limit_from_system() -> Option<u64> {
     parse_open_files_soft_limit(&std::fs::read_to_string("/proc/self/limits").ok()?)
 }
 
-/// How the memory limit is shared: how many expensive solves run at once and how many entries
-/// each in-memory table (each solve's, and the store's) may hold.
+/// How the memory limit is shared: how many expensive solves run at once, how many entries each
+/// in-memory table (each solve's and job's) may hold, and the bytes of the store's in-memory tier
+/// and of sled's page cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TableBudget {
+pub struct MemoryBudget {
     /// Expensive solves at once.
     pub expensive_solves: usize,
-    /// Entries of each table.
+    /// Entries of each solve's and each job's table.
     pub table_entries: usize,
+    /// Bytes of the store's in-memory tier (its keys plus a per-entry overhead).
+    pub store_hot_bytes: u64,
+    /// Bytes of sled's page cache (`sled::Config::cache_capacity`).
+    pub page_cache_bytes: u64,
+    /// The most the store's default size bound on disk may be (`--max-store-bytes`' default).
+    pub store_max_bytes: u64,
 }
 
-/// Shares `memory_limit` between the tables: `expensive_solves` solve tables, the store's table and
-/// one table for each of the `jobs` Explore jobs that run at once, each of `table_entries`, must fit in `memory_limit / TABLE_SHARE_DIVISOR` at [`TABLE_ENTRY_BYTES`]
-/// each. Unset values are derived: solves default to `cores` (as many as the budget allows with
-/// [`MIN_TABLE_ENTRIES`] each), entries to the budget's share capped at `max_table_entries`. Explicit
+/// Shares `memory_limit`, the whole process's, between everything that grows with the work:
+/// - **one half** ([`TABLE_SHARE_DIVISOR`]) to the in-memory tables at [`TABLE_ENTRY_BYTES`] an
+///   entry: the tables of `expensive_solves` solves and of the `jobs` Explore jobs that run at once,
+///   each of `table_entries` entries, and the store's in-memory tier, which gets one table's worth
+///   of bytes (`table_entries × TABLE_ENTRY_BYTES`, counted as its keys' bytes plus a per-entry
+///   overhead);
+/// - **one eighth** ([`PAGE_CACHE_SHARE_DIVISOR`]) to sled's page cache, at most
+///   [`MAX_PAGE_CACHE_BYTES`];
+/// - **one quarter** ([`STORE_SIZE_SHARE_DIVISOR`]) to what sled keeps in memory beyond its page
+///   cache, which grows with the store's size on disk: it bounds the store's default size bound
+///   (`--max-store-bytes`, otherwise also at most 2 GiB and a quarter of its filesystem);
+/// - **the remaining eighth** to what has no bound of its own here: the store's write buffer (a
+///   fixed number of values), the job store (a 16 MiB page cache), the allocator's slack, the
+///   runtime and the binary.
+///
+/// Unset values are derived: solves default to `cores` (as many as the budget allows with
+/// [`MIN_TABLE_ENTRIES`] each), entries to the budget's share capped at `max_table_entries`. A
+/// process without interactive solves (an in-process `explore`) passes `Some(0)` solves. Explicit
 /// values that do not fit are an error (never silently clamped).
 pub fn share_memory(
     memory_limit: u64,
@@ -129,11 +164,11 @@ pub fn share_memory(
     expensive_solves: Option<usize>,
     table_entries: Option<usize>,
     max_table_entries: usize,
-) -> Result<TableBudget, String> {
+) -> Result<MemoryBudget, String> {
     let budget_entries = (memory_limit / TABLE_SHARE_DIVISOR / TABLE_ENTRY_BYTES) as usize;
     let tables_for = |solves: usize| solves.saturating_add(1).saturating_add(jobs);
     let expensive_solves = match expensive_solves {
-        Some(solves) => solves.max(1),
+        Some(solves) => solves,
         None => {
             let by_entries = table_entries.unwrap_or(MIN_TABLE_ENTRIES).max(1);
             (budget_entries / by_entries).saturating_sub(1).clamp(1, cores.max(1))
@@ -152,7 +187,13 @@ pub fn share_memory(
              more than half of --memory-limit {memory_limit}: raise --memory-limit or lower the others"
         ));
     }
-    Ok(TableBudget { expensive_solves, table_entries })
+    Ok(MemoryBudget {
+        expensive_solves,
+        table_entries,
+        store_hot_bytes: (table_entries as u64).saturating_mul(TABLE_ENTRY_BYTES),
+        page_cache_bytes: (memory_limit / PAGE_CACHE_SHARE_DIVISOR).min(MAX_PAGE_CACHE_BYTES),
+        store_max_bytes: memory_limit / STORE_SIZE_SHARE_DIVISOR,
+    })
 }
 
 #[cfg(test)]
@@ -231,6 +272,30 @@ mod tests {
         assert!(small.table_entries >= MIN_TABLE_ENTRIES);
         // Plenty of memory: the table is capped at the engine's maximum.
         assert_eq!(share_memory(1 << 40, 2, 0, None, None, 16 << 20).unwrap().table_entries, 16 << 20);
+    }
+
+    #[test]
+    fn the_store_and_sleds_page_cache_get_their_shares() {
+        let limit = 2 << 30;
+        let budget = share_memory(limit, 4, 1, None, None, 16 << 20).unwrap();
+        // The store's in-memory tier is one table's worth of bytes next to 4 solves and 1 job.
+        assert_eq!(budget.store_hot_bytes, budget.table_entries as u64 * TABLE_ENTRY_BYTES);
+        let tables = (budget.expensive_solves as u64 + 1) * budget.table_entries as u64 * TABLE_ENTRY_BYTES;
+        assert!(tables + budget.store_hot_bytes <= limit / 2, "{budget:?}");
+        assert_eq!(budget.page_cache_bytes, limit / 8);
+        assert_eq!(budget.store_max_bytes, limit / 4);
+        // sled never gets more than its own default.
+        assert_eq!(share_memory(1 << 40, 2, 1, None, None, 16 << 20).unwrap().page_cache_bytes, MAX_PAGE_CACHE_BYTES);
+    }
+
+    #[test]
+    fn a_process_without_interactive_solves_shares_between_its_job_and_the_store() {
+        let budget = share_memory(64 << 20, 2, 1, Some(0), None, 11 << 20).unwrap();
+        assert_eq!(budget.expensive_solves, 0);
+        assert_eq!(budget.table_entries, ((32u64 << 20) / 80 / 2) as usize);
+        assert_eq!(budget.store_hot_bytes, budget.table_entries as u64 * 80);
+        assert_eq!(budget.page_cache_bytes, 8 << 20);
+        assert!(share_memory(1 << 20, 2, 1, Some(0), None, 11 << 20).unwrap_err().contains("--memory-limit"));
     }
 
     #[test]

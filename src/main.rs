@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use nimber::cache::{OnCorrupt, SharedCacheConfig, Store};
+use nimber::cache::{default_max_bytes, OnCorrupt, SharedCacheConfig, Store, StoreOptions};
 use nimber::games::{Budget, Memo, NoMemo, SearchContext, DEFAULT_TABLE_LIMIT};
 use nimber::judge::{judge, Problem};
 use nimber::limits;
@@ -44,6 +44,8 @@ enum Command {
         /// Memoize in the sled store in this directory (default: compute in memory only).
         #[arg(long)]
         data_dir: Option<PathBuf>,
+        #[command(flatten)]
+        memory_limit: cli::MemoryLimit,
     },
     /// Runs an analysis job (on a server with --server, otherwise in this process) and prints its table.
     Explore(cli::ExploreArgs),
@@ -64,13 +66,11 @@ struct ServeArgs {
     /// Server-side maximum time of one solve, in milliseconds, whatever the caller's deadline.
     #[arg(long, env = "NIMBER_MAX_SOLVE_MS", default_value_t = 60_000)]
     max_solve_ms: u64,
-    /// Memory shared by the in-memory tables of all solves and the store (half of it, at 80 bytes
-    /// an entry), in bytes or with a unit such as 512MiB or 2GiB (default: the cgroup's memory limit,
-    /// else half of physical RAM).
-    #[arg(long, env = "NIMBER_MEMORY_LIMIT", value_parser = limits::parse_byte_size)]
-    memory_limit: Option<u64>,
-    /// Most entries of each in-memory table (the store's, and a game's within one solve) (default:
-    /// half the memory limit shared by the store and the expensive solves, at most 16777216).
+    #[command(flatten)]
+    memory_limit: cli::MemoryLimit,
+    /// Most entries of each in-memory table (a game's within one solve or job; the store's in-memory
+    /// tier gets as many entries' worth of bytes, 80 each) (default: half the memory limit shared
+    /// by the store, the expensive solves and the jobs, at most 11534336).
     #[arg(long, env = "NIMBER_TABLE_ENTRIES")]
     table_entries: Option<usize>,
     /// Largest request message accepted, in bytes; larger ones get RESOURCE_EXHAUSTED.
@@ -124,7 +124,8 @@ struct ServeArgs {
     #[arg(long, env = "NIMBER_JOB_RETENTION", default_value = "7d", value_parser = humantime::parse_duration)]
     job_retention: Duration,
     /// Size bound of the store on disk, in bytes: once reached, it keeps the values most expensive
-    /// to recompute (default: 2 GiB, or a quarter of the data directory's filesystem if smaller).
+    /// to recompute (default: 2 GiB, a quarter of the data directory's filesystem, or a quarter of
+    /// the memory limit, whichever is smallest: sled keeps about as much in memory).
     #[arg(long, env = "NIMBER_MAX_STORE_BYTES")]
     max_store_bytes: Option<u64>,
     /// What to do when the store on disk is unreadable: `rebuild` moves it aside to
@@ -170,7 +171,7 @@ fn main() -> ExitCode {
     logging::init(cli.log_format);
     let result = match cli.command {
         Command::Serve(args) => serve(*args),
-        Command::Judge { problem, data_dir } => run_judge(problem, data_dir),
+        Command::Judge { problem, data_dir, memory_limit } => run_judge(problem, data_dir, memory_limit.bytes()),
         Command::Explore(args) => cli::explore(args),
         Command::Jobs(args) => cli::jobs(args),
         Command::Health(args) => health::health(args),
@@ -188,22 +189,27 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     logging::set_request_lines_per_second(args.log_lines_per_second);
     // So that the first 2×2-placement requests do not pay for reading the table in.
     nimber::games::tetris::load_small_sets();
-    let memory_limit = args.memory_limit.unwrap_or_else(|| limits::memory_limit_from_system(2));
+    let memory_limit = args.memory_limit.bytes();
     let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
     let budget = limits::share_memory(
         memory_limit,
         cores,
         args.max_jobs.max(1),
-        args.max_expensive_solves,
+        args.max_expensive_solves.map(|solves| solves.max(1)),
         args.table_entries,
         DEFAULT_TABLE_LIMIT,
     )
     .map_err(anyhow::Error::msg)?;
+    let max_store_bytes =
+        args.max_store_bytes.unwrap_or_else(|| default_max_bytes(&args.data_dir, budget.store_max_bytes));
     tracing::info!(
         memory_limit,
         expensive_solves = budget.expensive_solves,
         table_entries = budget.table_entries,
-        "memory shared by the in-memory tables"
+        store_hot_bytes = budget.store_hot_bytes,
+        page_cache_bytes = budget.page_cache_bytes,
+        max_store_bytes,
+        "memory shared by the in-memory tables, the store's in-memory tier, sled's page cache and the store's size"
     );
     let shared_cache = match &args.shared_cache {
         Some(url) => {
@@ -219,6 +225,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         data_dir: args.data_dir,
         max_solve_time: Duration::from_millis(args.max_solve_ms),
         table_limit: budget.table_entries,
+        store_hot_bytes: budget.store_hot_bytes,
+        page_cache_bytes: budget.page_cache_bytes,
         max_message_bytes: args.max_message_bytes,
         shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
         max_expensive_solves: budget.expensive_solves,
@@ -237,7 +245,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             max_queued: args.max_queued_jobs,
             shared: shared_cache.clone(),
         },
-        max_store_bytes: args.max_store_bytes,
+        max_store_bytes: Some(max_store_bytes),
         on_corrupt_store: args.on_corrupt_store,
         tls: match (args.tls_cert, args.tls_key) {
             (Some(cert), Some(key)) => Some(TlsFiles { cert, key, client_ca: args.tls_client_ca }),
@@ -264,15 +272,21 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
-fn run_judge(problem: Problem, data_dir: Option<PathBuf>) -> anyhow::Result<()> {
+/// Judges `problem`'s input on stdin in one solve, within `memory_limit` bytes shared by the solve's
+/// tables and the store in `data_dir` (if any).
+fn run_judge(problem: Problem, data_dir: Option<PathBuf>, memory_limit: u64) -> anyhow::Result<()> {
+    let budget =
+        limits::share_memory(memory_limit, 1, 0, Some(1), None, DEFAULT_TABLE_LIMIT).map_err(anyhow::Error::msg)?;
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input)?;
-    let store = data_dir.map(|dir| Store::open(&dir, DEFAULT_TABLE_LIMIT)).transpose()?;
+    let store = data_dir.map(|dir| Store::open_with(&dir, &StoreOptions::within(&budget, &dir))).transpose()?;
     let memo: &dyn Memo = match &store {
         Some(store) => store,
         None => &NoMemo,
     };
-    let output = judge(problem, &input, &mut SearchContext::new(Budget::unlimited(), memo))?;
+    let mut context = SearchContext::new(Budget::unlimited(), memo);
+    context.table_limit = budget.table_entries;
+    let output = judge(problem, &input, &mut context)?;
     print!("{output}");
     Ok(())
 }

@@ -26,8 +26,12 @@ pub struct ServerConfig {
     pub data_dir: PathBuf,
     /// The server-side maximum time of one solve.
     pub max_solve_time: Duration,
-    /// The most entries of the in-memory tables (the store's, and a game's within one solve).
+    /// The most entries of a game's in-memory tables within one solve.
     pub table_limit: usize,
+    /// The most bytes of the store's in-memory tier.
+    pub store_hot_bytes: u64,
+    /// The most bytes of sled's page cache.
+    pub page_cache_bytes: u64,
     /// The largest request message accepted, in bytes.
     pub max_message_bytes: usize,
     /// How long in-flight calls may take to finish after a shutdown signal before the server
@@ -84,14 +88,19 @@ impl Default for ServerConfig {
         let cores = std::thread::available_parallelism().map_or(2, |cores| cores.get());
         let memory_limit = crate::limits::memory_limit_from_system(2);
         let budget = crate::limits::share_memory(memory_limit, cores, 1, None, None, crate::games::DEFAULT_TABLE_LIMIT)
-            .unwrap_or(crate::limits::TableBudget {
+            .unwrap_or(crate::limits::MemoryBudget {
                 expensive_solves: 1,
                 table_entries: crate::limits::MIN_TABLE_ENTRIES,
+                store_hot_bytes: crate::limits::MIN_TABLE_ENTRIES as u64 * crate::limits::TABLE_ENTRY_BYTES,
+                page_cache_bytes: memory_limit / crate::limits::PAGE_CACHE_SHARE_DIVISOR,
+                store_max_bytes: memory_limit / crate::limits::STORE_SIZE_SHARE_DIVISOR,
             });
         Self {
             data_dir: PathBuf::from("nimber-data"),
             max_solve_time: Duration::from_secs(60),
             table_limit: budget.table_entries,
+            store_hot_bytes: budget.store_hot_bytes,
+            page_cache_bytes: budget.page_cache_bytes,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_grace: Duration::from_secs(10),
             max_expensive_solves: budget.expensive_solves,
@@ -133,7 +142,8 @@ impl Server {
             tracing::warn!(%listen, "serving plaintext on a non-loopback address: anyone on the network can read and send calls (see --tls-cert)");
         }
         let options = StoreOptions {
-            hot_limit: config.table_limit,
+            hot_bytes: config.store_hot_bytes,
+            page_cache_bytes: config.page_cache_bytes,
             max_bytes: config.max_store_bytes,
             on_corrupt: config.on_corrupt_store,
         };

@@ -437,7 +437,7 @@ mod tests {
     async fn a_cancelled_expensive_solve_holds_its_slot_until_its_job_ends() {
         let slots = Arc::new(tokio::sync::Semaphore::new(1));
         let metrics = Arc::new(Metrics::default());
-        let store = Arc::new(Store::temporary(1024));
+        let store = Arc::new(Store::temporary(1 << 20));
         let jobs_dir = tempfile::tempdir().unwrap();
         let jobs = crate::jobs::runner::JobsConfig { dir: jobs_dir.path().to_path_buf(), ..Default::default() };
         let service = SolverService::new(ServiceState {

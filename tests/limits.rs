@@ -1,6 +1,7 @@
 //! Request limits and expensive-solve slots through the real server: oversized requests are rejected
 //! while decoding, before anything is built; undecodable bodies are INVALID_ARGUMENT; Analyze pages
 //! that would walk a huge position answer at once; the waiting-solves gauge and the slots stay exact.
+//! The process-wide memory limit of the in-process commands (`explore`, `judge`).
 
 mod common;
 
@@ -8,8 +9,8 @@ use nimber::games::Value;
 use std::time::{Duration, Instant};
 
 use common::{
-    call_raw, engine_value, full_board, occupy_the_only_slot, sample, scrape, solve_request, wait_until, with_timeout,
-    TestServer,
+    call_raw, engine_value, full_board, occupy_the_only_slot, run_measuring_peak_rss, sample, scrape, solve_request,
+    wait_until, with_timeout, TestServer,
 };
 use nimber::games::{sum, MAX_ITEMS};
 use nimber::proto::{self, position::Game as P};
@@ -199,4 +200,51 @@ async fn analyze_pages_past_the_end_or_deep_in_the_tail_answer_at_once() {
     let page = past.await.unwrap().unwrap().into_inner();
     assert!(page.moves.is_empty() && page.next_page_token.is_empty(), "{page:?}");
     assert!(page.total_moves_exact.parse::<u128>().unwrap() > u128::from(u64::MAX), "{page:?}");
+}
+
+/// The in-process `nimber explore` shares `--memory-limit` between its job's tables, the store's
+/// in-memory tier and sled's page cache: a full 9×10 board, which peaks at 96 MB with the default
+/// tables (11 Mi entries), stays under a limit of 64 MiB, and its value is the engine's.
+#[test]
+fn an_in_process_explore_job_stays_within_its_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let board = vec!["0".repeat(10); 9];
+    let limit: u64 = 64 << 20;
+    let stderr_log = dir.path().join("stderr.log");
+    let (status, stdout, peak) = run_measuring_peak_rss(
+        std::process::Command::new(env!("CARGO_BIN_EXE_nimber"))
+            .args(["explore", "solve", "--board", &board.join(","), "--memory-limit", &limit.to_string()])
+            .arg("--data-dir")
+            .arg(dir.path().join("memo"))
+            .arg("--jobs-dir")
+            .arg(dir.path().join("jobs"))
+            .stderr(std::fs::File::create(&stderr_log).unwrap()),
+    );
+    let log = std::fs::read_to_string(&stderr_log).unwrap();
+    assert!(status.success(), "{status}: {log}");
+    let position = proto::Position { game: Some(P::Tetris(proto::Tetris { rows: board })) };
+    let grundy = engine_value(&position).nimber().expect("a board has a nimber");
+    assert!(stdout.starts_with(&format!("grundy {grundy} ")), "{stdout}");
+    eprintln!("peak RSS {peak} bytes under a limit of {limit}");
+    assert!(peak < limit, "peak RSS {peak} bytes over the limit of {limit}: {log}");
+}
+
+/// A memory limit too small for the tables is refused by the in-process commands as by `serve`.
+#[test]
+fn a_memory_limit_too_small_for_the_tables_is_refused_by_explore_and_judge() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs_dir = dir.path().join("jobs");
+    let commands: [&[&str]; 2] =
+        [&["explore", "solve", "--board", "00,00", "--jobs-dir", jobs_dir.to_str().unwrap()], &["judge", "tetris"]];
+    for command in commands {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_nimber"))
+            .args(command)
+            .args(["--memory-limit", "1MiB"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{command:?}");
+        assert!(stderr.contains("more than half of --memory-limit"), "{command:?}: {stderr}");
+    }
 }

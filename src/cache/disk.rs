@@ -103,11 +103,12 @@ pub(crate) fn guarded<T>(operation: impl FnOnce() -> sled::Result<T>) -> Result<
     }
 }
 
-/// Opens sled in `path` and reads a few pages (the bookkeeping keys, the first and last key), so
-/// that a store damaged where opening does not look fails here rather than on the first request.
-pub(crate) fn open_sled(path: &Path) -> Result<sled::Db, Failure> {
+/// Opens sled in `path` with a page cache of at most `page_cache_bytes`, and reads a few pages (the
+/// bookkeeping keys, the first and last key), so that a store damaged where opening does not look
+/// fails here rather than on the first request.
+pub(crate) fn open_sled(path: &Path, page_cache_bytes: u64) -> Result<sled::Db, Failure> {
     guarded(|| {
-        let db = sled::Config::new().path(path).open()?;
+        let db = sled::Config::new().path(path).cache_capacity(page_cache_bytes).open()?;
         db.get(super::format::ENTRIES_KEY)?;
         db.first()?;
         db.last()?;

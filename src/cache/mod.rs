@@ -28,6 +28,13 @@
 //! middle of what memoized values cost. A value that fails to decode (damaged, checksum mismatch,
 //! unknown version) is a miss: it is recomputed and overwritten, never served.
 //!
+//! # Memory
+//! The in-memory tier is bounded in bytes ([`StoreOptions::hot_bytes`]): each value costs its key's
+//! length plus [`HOT_ENTRY_OVERHEAD`]; when the next value would not fit, the tier is emptied and
+//! fills again (values stay in sled). sled's page cache is bounded by
+//! [`StoreOptions::page_cache_bytes`]. Both come from the process's memory limit
+//! ([`crate::limits::share_memory`]).
+//!
 //! # Writes, damage and bounds
 //! Values are buffered and written by the store's own thread (in batches of up to 4096, at least
 //! every 100 ms); no caller ever waits for a write except [`Store::sync`]. The counts behind
@@ -53,6 +60,7 @@ pub use format::{decode_value, encode_value, store_key, Stored, VALUE_FORMAT_V1,
 pub use shared::{lease_key, value_key, LeaseAttempt, SharedCache, SharedCacheConfig, SharedCounts};
 
 use crate::games::{Budget, GameTag, Interrupted, Memo, DEFAULT_TABLE_LIMIT};
+use crate::limits::{MemoryBudget, MAX_PAGE_CACHE_BYTES, TABLE_ENTRY_BYTES};
 use disk::Failure;
 
 /// How many buffered values make the writer thread write a batch at once.
@@ -62,14 +70,22 @@ const WRITE_BATCH: usize = 4096;
 /// writer is behind or the store unavailable) until the buffer drains.
 const MAX_PENDING: usize = 64 * WRITE_BATCH;
 
+/// What a value of the in-memory tier costs besides its key's bytes: the map's slot (a 24-byte
+/// `Vec`, an 8-byte value and a control byte, up to twice that right after the map grows) and the
+/// key's allocation header and rounding.
+pub const HOT_ENTRY_OVERHEAD: u64 = 80;
+
 /// The default size bound: 2 GiB, or a quarter of the data directory's filesystem if smaller.
 const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 
 /// How the store is opened.
 #[derive(Clone, Debug)]
 pub struct StoreOptions {
-    /// The most entries of the in-memory table in front of the store.
-    pub hot_limit: usize,
+    /// The most bytes of the in-memory tier in front of the store: each value costs its key's
+    /// length plus [`HOT_ENTRY_OVERHEAD`].
+    pub hot_bytes: u64,
+    /// The most bytes of sled's page cache.
+    pub page_cache_bytes: u64,
     /// The size bound on disk, in bytes: when the store reaches it, it stops growing, keeping the
     /// values most expensive to recompute. `None`: 2 GiB, or a quarter of the filesystem's total
     /// size if that is smaller (so a store on a small volume leaves room for everything else).
@@ -78,9 +94,29 @@ pub struct StoreOptions {
     pub on_corrupt: OnCorrupt,
 }
 
+/// The defaults: an in-memory tier of [`DEFAULT_TABLE_LIMIT`] × [`TABLE_ENTRY_BYTES`] bytes, sled's
+/// default page cache (1 GiB), the default size bound, and a damaged store rebuilt.
 impl Default for StoreOptions {
     fn default() -> Self {
-        Self { hot_limit: DEFAULT_TABLE_LIMIT, max_bytes: None, on_corrupt: OnCorrupt::Rebuild }
+        Self {
+            hot_bytes: DEFAULT_TABLE_LIMIT as u64 * TABLE_ENTRY_BYTES,
+            page_cache_bytes: MAX_PAGE_CACHE_BYTES,
+            max_bytes: None,
+            on_corrupt: OnCorrupt::Rebuild,
+        }
+    }
+}
+
+impl StoreOptions {
+    /// The default options with the in-memory tier, page cache and size bound of `budget` for a
+    /// store in `path` (see [`default_max_bytes`]).
+    pub fn within(budget: &MemoryBudget, path: &Path) -> Self {
+        Self {
+            hot_bytes: budget.store_hot_bytes,
+            page_cache_bytes: budget.page_cache_bytes,
+            max_bytes: Some(default_max_bytes(path, budget.store_max_bytes)),
+            ..Self::default()
+        }
     }
 }
 
@@ -129,8 +165,8 @@ struct Shared {
     path: Option<PathBuf>,
     on_corrupt: OnCorrupt,
     max_bytes: u64,
-    hot: Mutex<HashMap<Vec<u8>, u64>>,
-    hot_limit: usize,
+    page_cache_bytes: u64,
+    hot: Mutex<HotTier>,
     queue: Mutex<Queue>,
     /// Signals the writer thread: values to write, a sync asked for, closing.
     queue_changed: Condvar,
@@ -143,6 +179,42 @@ struct Shared {
     writable: AtomicBool,
     read_warnings: RateLimit,
     write_warnings: RateLimit,
+}
+
+/// The in-memory tier: values recently read or written, within a bound in bytes.
+struct HotTier {
+    values: HashMap<Vec<u8>, u64>,
+    /// What the values cost: their keys' lengths plus [`HOT_ENTRY_OVERHEAD`] each.
+    bytes: u64,
+    limit_bytes: u64,
+}
+
+impl HotTier {
+    fn new(limit_bytes: u64) -> Self {
+        Self { values: HashMap::new(), bytes: 0, limit_bytes }
+    }
+
+    fn get(&self, key: &[u8]) -> Option<u64> {
+        self.values.get(key).copied()
+    }
+
+    /// Keeps `value`, first emptying the tier if it would not fit (a value that alone exceeds the
+    /// bound is not kept).
+    fn insert(&mut self, key: &[u8], value: u64) {
+        if let Some(kept) = self.values.get_mut(key) {
+            *kept = value;
+            return;
+        }
+        let cost = key.len() as u64 + HOT_ENTRY_OVERHEAD;
+        if self.bytes + cost > self.limit_bytes {
+            self.values.clear();
+            self.bytes = 0;
+        }
+        if cost <= self.limit_bytes {
+            self.values.insert(key.to_vec(), value);
+            self.bytes += cost;
+        }
+    }
 }
 
 /// Values waiting for the writer thread, and the requests made to it.
@@ -206,9 +278,9 @@ impl Drop for Landing<'_> {
 
 impl Store {
     /// Opens (or creates) the store in directory `path` with default options and an in-memory
-    /// table of at most `hot_limit` entries in front of it.
-    pub fn open(path: &Path, hot_limit: usize) -> Result<Self, OpenError> {
-        Self::open_with(path, &StoreOptions { hot_limit, ..StoreOptions::default() })
+    /// tier of at most `hot_bytes` bytes in front of it.
+    pub fn open(path: &Path, hot_bytes: u64) -> Result<Self, OpenError> {
+        Self::open_with(path, &StoreOptions { hot_bytes, ..StoreOptions::default() })
     }
 
     /// Opens (or creates) the store in directory `path`. An unreadable store is moved aside to
@@ -217,8 +289,8 @@ impl Store {
     /// writer thread once space returns. Other failures (a lock held by another process,
     /// permissions, a file in the way) are an error. May take a while: call it off async threads.
     pub fn open_with(path: &Path, options: &StoreOptions) -> Result<Self, OpenError> {
-        let max_bytes = options.max_bytes.unwrap_or_else(|| default_max_bytes(path));
-        let opened = writer::open_when_unlocked(path, options.on_corrupt)?;
+        let max_bytes = options.max_bytes.unwrap_or_else(|| default_max_bytes(path, u64::MAX));
+        let opened = writer::open_when_unlocked(path, options.on_corrupt, options.page_cache_bytes)?;
         if opened.is_none() {
             tracing::error!(
                 data_dir = %path.display(),
@@ -229,11 +301,23 @@ impl Store {
         Ok(Self::start(opened, Some(path.to_path_buf()), options, max_bytes))
     }
 
-    /// A store that lives in memory only and vanishes when dropped (for the judge CLI and tests).
-    pub fn temporary(hot_limit: usize) -> Self {
-        let db = sled::Config::new().temporary(true).open().expect("a temporary sled store opens");
-        let options = StoreOptions { hot_limit, ..StoreOptions::default() };
-        Self::start(Some(writer::Opened::new(db, 0, None)), None, &options, u64::MAX)
+    /// A store that lives in memory only and vanishes when dropped (for the judge CLI and tests),
+    /// with an in-memory tier of at most `hot_bytes` bytes.
+    pub fn temporary(hot_bytes: u64) -> Self {
+        Self::temporary_with(&StoreOptions { hot_bytes, ..StoreOptions::default() })
+    }
+
+    /// A store that lives in memory only (sled's files in `/dev/shm` on Linux) and vanishes when
+    /// dropped, with `options`' in-memory tier and page cache; its size is not bounded
+    /// (`options.max_bytes` is ignored: the bound acts by reopening sled, which a temporary store
+    /// cannot).
+    pub fn temporary_with(options: &StoreOptions) -> Self {
+        let db = sled::Config::new()
+            .temporary(true)
+            .cache_capacity(options.page_cache_bytes)
+            .open()
+            .expect("a temporary sled store opens");
+        Self::start(Some(writer::Opened::new(db, 0, None)), None, options, u64::MAX)
     }
 
     fn start(opened: Option<writer::Opened>, path: Option<PathBuf>, options: &StoreOptions, max_bytes: u64) -> Self {
@@ -242,8 +326,8 @@ impl Store {
             path,
             on_corrupt: options.on_corrupt,
             max_bytes,
-            hot: Mutex::new(HashMap::new()),
-            hot_limit: options.hot_limit,
+            page_cache_bytes: options.page_cache_bytes,
+            hot: Mutex::new(HotTier::new(options.hot_bytes)),
             queue: Mutex::new(Queue::default()),
             queue_changed: Condvar::new(),
             synced: Condvar::new(),
@@ -348,18 +432,12 @@ impl Shared {
     }
 
     fn remember(&self, key: &[u8], value: u64) {
-        let mut hot = lock(&self.hot);
-        if hot.len() >= self.hot_limit {
-            hot.clear();
-        }
-        if self.hot_limit > 0 {
-            hot.insert(key.to_vec(), value);
-        }
+        lock(&self.hot).insert(key, value);
     }
 
     /// The value of `key` in memory: the in-memory table or the write buffer.
     fn in_memory(&self, key: &[u8]) -> Option<u64> {
-        if let Some(&value) = lock(&self.hot).get(key) {
+        if let Some(value) = lock(&self.hot).get(key) {
             return Some(value);
         }
         lock(&self.queue).pending.get(key).map(|&(value, _)| value)
@@ -477,7 +555,7 @@ impl Memo for Store {
     /// sled, the shared tier's thread sends it to Redis.
     fn put(&self, game: GameTag, state: &[u8], value: u64, cost: u64) {
         let key = store_key(game, state);
-        if lock(&self.shared.hot).get(&key) == Some(&value) {
+        if lock(&self.shared.hot).get(&key) == Some(value) {
             return;
         }
         if let Some(tier) = &self.tier {
@@ -557,20 +635,21 @@ impl Drop for Store {
     }
 }
 
-/// The default size bound for a store in `path`: 2 GiB, or a quarter of the total size of the
-/// filesystem holding it (or its nearest existing ancestor) if that is smaller.
-pub fn default_max_bytes(path: &Path) -> u64 {
+/// The default size bound for a store in `path`: 2 GiB, a quarter of the total size of the
+/// filesystem holding it (or its nearest existing ancestor), or `memory_share` (the store's share of
+/// the memory limit: sled keeps about as much in memory as the store takes on disk), whichever is
+/// smallest, and at least 1 MiB.
+pub fn default_max_bytes(path: &Path, memory_share: u64) -> u64 {
     let existing = path.ancestors().find(|dir| dir.exists()).unwrap_or(Path::new("."));
-    let Ok(c_path) = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()) else {
-        return DEFAULT_MAX_BYTES;
+    let filesystem_size = || {
+        let c_path = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()).ok()?;
+        let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `c_path` is a valid NUL-terminated string and `stats` a writable statvfs.
+        (unsafe { libc::statvfs(c_path.as_ptr(), &mut stats) } == 0)
+            .then(|| (stats.f_blocks as u64).saturating_mul(stats.f_frsize as u64))
     };
-    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c_path` is a valid NUL-terminated string and `stats` a writable statvfs.
-    if unsafe { libc::statvfs(c_path.as_ptr(), &mut stats) } != 0 {
-        return DEFAULT_MAX_BYTES;
-    }
-    let total = (stats.f_blocks as u64).saturating_mul(stats.f_frsize as u64);
-    DEFAULT_MAX_BYTES.min(total / 4).max(1 << 20)
+    let quarter_of_filesystem = filesystem_size().map_or(u64::MAX, |total| total / 4);
+    DEFAULT_MAX_BYTES.min(quarter_of_filesystem).min(memory_share).max(1 << 20)
 }
 
 /// Locks a mutex, recovering the data if a panicking thread poisoned it (the maps and counters
@@ -591,11 +670,11 @@ mod tests {
     fn values_persist_across_reopen() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let store = Store::open(dir.path(), 100).unwrap();
+            let store = Store::open(dir.path(), 1 << 20).unwrap();
             store.put(GameTag::Tetris, b"component", 7, 100);
             store.flush();
         }
-        let store = Store::open(dir.path(), 100).unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
         assert_eq!(store.get(GameTag::Tetris, b"component"), Some(7));
         assert_eq!(store.get(GameTag::Tetris, b"other"), None);
     }
@@ -604,7 +683,7 @@ mod tests {
     fn corrupted_and_unknown_versions_are_misses_and_get_overwritten() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let store = Store::open(dir.path(), 100).unwrap();
+            let store = Store::open(dir.path(), 1 << 20).unwrap();
             let db = raw_db(&store);
             db.insert(store_key(GameTag::Tetris, b"garbage"), &[1u8, 2, 3][..]).unwrap();
             let key = store_key(GameTag::Tetris, b"future");
@@ -617,7 +696,7 @@ mod tests {
             db.insert(key, flipped).unwrap();
             store.sync().unwrap();
         }
-        let store = Store::open(dir.path(), 100).unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
         for state in [&b"garbage"[..], b"future", b"flipped"] {
             assert_eq!(store.get(GameTag::Tetris, state), None, "{state:?}");
         }
@@ -628,16 +707,45 @@ mod tests {
         assert_eq!(decode_value(&key, &raw), Some(Stored { value: 4, cost: Some(10) }));
     }
 
+    /// The in-memory tier is bounded in bytes, keys' lengths included: long keys fit fewer values.
     #[test]
-    fn in_memory_table_stays_bounded() {
-        let store = Store::temporary(10);
-        for i in 0..100u64 {
-            store.put(GameTag::Tetris, &i.to_le_bytes(), i, 1);
+    fn in_memory_tier_stays_within_its_bytes() {
+        let bound = 10 * (HOT_ENTRY_OVERHEAD + 9);
+        let store = Store::temporary(bound);
+        let state = |i: u64, length: usize| [i.to_le_bytes().as_slice(), &vec![7; length]].concat();
+        for (length, most_values) in [(0, 10), (200, 3)] {
+            for i in 0..100u64 {
+                store.put(GameTag::Tetris, &state(i, length), i, 1);
+                let hot = lock(&store.shared.hot);
+                let counted: u64 = hot.values.keys().map(|key| key.len() as u64 + HOT_ENTRY_OVERHEAD).sum();
+                assert_eq!(hot.bytes, counted);
+                assert!(
+                    hot.bytes <= bound && hot.values.len() <= most_values,
+                    "{} values, {} bytes",
+                    hot.values.len(),
+                    hot.bytes
+                );
+            }
+            for i in 0..100u64 {
+                assert_eq!(store.get(GameTag::Tetris, &state(i, length)), Some(i));
+            }
         }
-        assert!(lock(&store.shared.hot).len() <= 10);
-        for i in 0..100u64 {
-            assert_eq!(store.get(GameTag::Tetris, &i.to_le_bytes()), Some(i));
-        }
+        let nothing = Store::temporary(0);
+        nothing.put(GameTag::Tetris, b"key", 1, 1);
+        assert!(lock(&nothing.shared.hot).values.is_empty());
+    }
+
+    /// The default size bound is at most the store's share of the memory limit.
+    #[test]
+    fn the_default_size_bound_follows_the_memory_share() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(default_max_bytes(dir.path(), 5 << 20), 5 << 20);
+        assert!(default_max_bytes(dir.path(), u64::MAX) <= DEFAULT_MAX_BYTES);
+        assert_eq!(default_max_bytes(dir.path(), 0), 1 << 20);
+        let budget = crate::limits::share_memory(64 << 20, 1, 1, Some(0), None, DEFAULT_TABLE_LIMIT).unwrap();
+        let options = StoreOptions::within(&budget, dir.path());
+        assert_eq!(options.max_bytes, Some(16 << 20));
+        assert_eq!((options.hot_bytes, options.page_cache_bytes), (budget.store_hot_bytes, 8 << 20));
     }
 
     /// Counts are kept by the writer thread, persisted with every batch, and right after a reopen;
@@ -646,7 +754,7 @@ mod tests {
     fn counts_are_kept_incrementally_and_survive_reopen() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let store = Store::open(dir.path(), 1000).unwrap();
+            let store = Store::open(dir.path(), 1 << 20).unwrap();
             assert_eq!(store.entries(), 0);
             for i in 0..300u64 {
                 store.put(GameTag::Tetris, &i.to_le_bytes(), i % 5, i);
@@ -664,7 +772,7 @@ mod tests {
             assert_eq!(store.entries(), 300);
             assert!(store.writable());
         }
-        let store = Store::open(dir.path(), 1000).unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
         assert_eq!(store.entries(), 300);
         assert_eq!(store.get(GameTag::Tetris, &5u64.to_le_bytes()), Some(9));
         assert_eq!(store.evictions(), 0);
@@ -684,7 +792,7 @@ mod tests {
             }
             db.flush().unwrap();
         }
-        let store = Store::open(dir.path(), 1000).unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
         assert_eq!(store.entries(), 50);
         assert_eq!(store.get(GameTag::Tetris, &7u64.to_le_bytes()), Some(7));
         let index = raw_db(&store).scan_prefix(format::INDEX_PREFIX).count();
@@ -705,7 +813,7 @@ mod tests {
 
     #[test]
     fn concurrent_askers_of_one_key_compute_it_once() {
-        let store = Store::temporary(100);
+        let store = Store::temporary(1 << 20);
         let computed = std::sync::atomic::AtomicU64::new(0);
         std::thread::scope(|scope| {
             for _ in 0..4 {
@@ -727,7 +835,7 @@ mod tests {
 
     #[test]
     fn a_waiter_computes_when_the_first_asker_gives_up() {
-        let store = Store::temporary(100);
+        let store = Store::temporary(1 << 20);
         let (started, computing) = std::sync::mpsc::channel();
         std::thread::scope(|scope| {
             scope.spawn(|| {
@@ -749,8 +857,8 @@ mod tests {
     #[test]
     fn locked_store_gives_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
-        let _first = Store::open(dir.path(), 10).unwrap();
-        let error = Store::open(dir.path(), 10).err().expect("a second open fails").to_string();
+        let _first = Store::open(dir.path(), 1 << 20).unwrap();
+        let error = Store::open(dir.path(), 1 << 20).err().expect("a second open fails").to_string();
         assert!(error.contains("cannot open the cache store"), "{error}");
         assert!(error.contains("locked by another running process"), "{error}");
     }
@@ -761,7 +869,7 @@ mod tests {
     fn the_size_bound_keeps_the_most_expensive_values() {
         let dir = tempfile::tempdir().unwrap();
         let bound = 16 << 20;
-        let options = StoreOptions { hot_limit: 0, max_bytes: Some(bound), on_corrupt: OnCorrupt::Rebuild };
+        let options = StoreOptions { hot_bytes: 0, max_bytes: Some(bound), ..StoreOptions::default() };
         let store = Store::open_with(dir.path(), &options).unwrap();
         let key = |i: u64| [i.to_be_bytes(), (i * 31).to_le_bytes(), [7; 8]].concat();
         // Every 100th value is expensive; the rest cost next to nothing.

@@ -36,8 +36,12 @@ impl Opened {
 /// Opens the store in `path` and reads its bookkeeping (counting and indexing an old store once).
 /// An unreadable store is moved aside and replaced by an empty one, or refused, per `on_corrupt`;
 /// `Ok(None)` means the disk is full.
-pub(super) fn open_or_recover(path: &Path, on_corrupt: OnCorrupt) -> Result<Option<Opened>, OpenError> {
-    let failure = match open_and_prepare(path) {
+pub(super) fn open_or_recover(
+    path: &Path,
+    on_corrupt: OnCorrupt,
+    page_cache_bytes: u64,
+) -> Result<Option<Opened>, OpenError> {
+    let failure = match open_and_prepare(path, page_cache_bytes) {
         Ok(opened) => return Ok(Some(opened)),
         Err(failure) => failure,
     };
@@ -65,7 +69,7 @@ pub(super) fn open_or_recover(path: &Path, on_corrupt: OnCorrupt) -> Result<Opti
                 moved_to = %aside.display(),
                 "the cache store is unreadable ({failure}); moved it aside and started with an empty store"
             );
-            match open_and_prepare(path) {
+            match open_and_prepare(path, page_cache_bytes) {
                 Ok(opened) => Ok(Some(opened)),
                 Err(failure) if failure.kind() == Kind::NoSpace => Ok(None),
                 Err(failure) => Err(OpenError::new(path, &failure)),
@@ -74,8 +78,8 @@ pub(super) fn open_or_recover(path: &Path, on_corrupt: OnCorrupt) -> Result<Opti
     }
 }
 
-fn open_and_prepare(path: &Path) -> Result<Opened, Failure> {
-    let db = disk::open_sled(path)?;
+fn open_and_prepare(path: &Path, page_cache_bytes: u64) -> Result<Opened, Failure> {
+    let db = disk::open_sled(path, page_cache_bytes)?;
     let (entries, cap) = guarded(|| {
         let entries = match db.get(ENTRIES_KEY)?.and_then(|bytes| read_u64(&bytes)) {
             Some(entries) => entries,
@@ -254,7 +258,7 @@ fn reopen(shared: &Shared, bound: &mut Bound) {
     let Some(path) = &shared.path else { return };
     let was_writable = shared.writable.load(Ordering::Relaxed);
     shared.uninstall();
-    match open_when_unlocked(path, shared.on_corrupt) {
+    match open_when_unlocked(path, shared.on_corrupt, shared.page_cache_bytes) {
         Ok(Some(opened)) => {
             bound.cap = opened.cap.or(bound.cap);
             shared.install(opened);
@@ -278,10 +282,14 @@ const LOCK_PATIENCE: Duration = Duration::from_secs(2);
 
 /// [`open_or_recover`], waiting up to [`LOCK_PATIENCE`] for a lock held a moment longer; a lock held
 /// by another running process is still an error after that.
-pub(super) fn open_when_unlocked(path: &Path, on_corrupt: OnCorrupt) -> Result<Option<Opened>, OpenError> {
+pub(super) fn open_when_unlocked(
+    path: &Path,
+    on_corrupt: OnCorrupt,
+    page_cache_bytes: u64,
+) -> Result<Option<Opened>, OpenError> {
     let deadline = Instant::now() + LOCK_PATIENCE;
     loop {
-        match open_or_recover(path, on_corrupt) {
+        match open_or_recover(path, on_corrupt, page_cache_bytes) {
             Err(error) if Instant::now() < deadline && error.reason.contains("lock") => {
                 std::thread::sleep(Duration::from_millis(10));
             }

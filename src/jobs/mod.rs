@@ -208,6 +208,10 @@ pub trait JobRecords: Send + Sync {
     }
 }
 
+/// The page cache of the job store's sled: its records are few and small (see
+/// [`crate::limits::share_memory`] for the memory it comes out of).
+const JOB_STORE_PAGE_CACHE_BYTES: u64 = 16 << 20;
+
 /// The job store of one replica: a sled database of its own (`--jobs-dir`).
 pub struct JobStore {
     db: sled::Db,
@@ -218,7 +222,7 @@ pub struct JobStore {
 impl JobStore {
     /// Opens (or creates) the job store in directory `path`.
     pub fn open(path: &Path) -> anyhow::Result<Self> {
-        let db = sled::Config::new().path(path).open().map_err(|error| {
+        let db = sled::Config::new().path(path).cache_capacity(JOB_STORE_PAGE_CACHE_BYTES).open().map_err(|error| {
             anyhow::anyhow!("cannot open the job store at {}: {error} (is another nimber using it?)", path.display())
         })?;
         Self::over(db)

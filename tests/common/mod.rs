@@ -217,6 +217,31 @@ pub fn wait_for_exit(mut child: Child, limit: Duration) -> Option<ExitStatus> {
     status
 }
 
+/// Runs `command` to its end, its stdout captured (set its stderr beforehand: a file, or null),
+/// and returns its exit status, its stdout and its peak resident set size in bytes: the kernel's
+/// `ru_maxrss` of that child alone, from `wait4`.
+pub fn run_measuring_peak_rss(command: &mut Command) -> (ExitStatus, String, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    #[allow(clippy::zombie_processes, reason = "reaped by the wait4 below, which also gives its peak RSS")]
+    let mut child = command.stdout(Stdio::piped()).spawn().expect("the command starts");
+    let mut stdout = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut stdout).expect("its stdout is read to the end");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: all zeros is a valid `rusage` (integers and timevals).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `usage` are writable and live for the call; `pid` is our child,
+        // not yet waited for (the `Child` is never waited for after this).
+        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if waited == pid {
+            break;
+        }
+        assert_eq!(std::io::Error::last_os_error().kind(), std::io::ErrorKind::Interrupted, "wait4 failed");
+    }
+    (ExitStatus::from_raw(status), stdout, usage.ru_maxrss as u64 * 1024)
+}
+
 /// Polls `condition` every 20 ms until it holds; panics naming `what` if it still does not after
 /// `limit`. For a state the test cannot be told of directly (a metric, a file, a connection).
 pub async fn wait_until(limit: Duration, what: &str, mut condition: impl AsyncFnMut() -> bool) {
