@@ -1,6 +1,7 @@
 //! What the machine (or the container) allows this process: the memory limit (cgroup v2
-//! `memory.max`, cgroup v1 `memory.limit_in_bytes`, else physical RAM), the open-file limit, and the
-//! split of a memory limit between the in-memory tables of concurrent solves and jobs, the store's
+//! `memory.max`, cgroup v1 `memory.limit_in_bytes`, else physical RAM), the open-file limit, the
+//! instructions this build needs from the CPU ([`missing_cpu_features`]), and the split of a
+//! memory limit between the in-memory tables of concurrent solves and jobs, the store's
 //! in-memory tier and sled's page cache ([`share_memory`]). The parsers take file contents, so they
 //! are tested on samples; only the `*_from_system` functions read files.
 
@@ -83,6 +84,29 @@ pub fn parse_cgroup_v2_path(content: &str) -> Option<&str> {
 pub fn parse_open_files_soft_limit(content: &str) -> Option<u64> {
     let line = content.lines().find(|line| line.starts_with("Max open files"))?;
     line["Max open files".len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// The instructions this build assumes (`.cargo/config.toml`: popcnt, lzcnt, bmi1, bmi2) that the
+/// CPU lacks, read from `cpuid` itself (`is_x86_feature_detected!` answers "yes" for every feature
+/// enabled at build time).
+#[cfg(target_arch = "x86_64")]
+pub fn missing_cpu_features() -> Vec<&'static str> {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    let has_leaf_7 = __cpuid(0).eax >= 7;
+    let has_extended = __cpuid(0x8000_0000).eax >= 0x8000_0001;
+    let features = [
+        ("popcnt", __cpuid(1).ecx >> 23 & 1 == 1),
+        ("lzcnt", has_extended && __cpuid(0x8000_0001).ecx >> 5 & 1 == 1),
+        ("bmi1", has_leaf_7 && __cpuid_count(7, 0).ebx >> 3 & 1 == 1),
+        ("bmi2", has_leaf_7 && __cpuid_count(7, 0).ebx >> 8 & 1 == 1),
+    ];
+    features.iter().filter(|(_, present)| !present).map(|(name, _)| *name).collect()
+}
+
+/// Other architectures get no CPU-specific instructions.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn missing_cpu_features() -> Vec<&'static str> {
+    Vec::new()
 }
 
 /// The process's memory limit: its cgroup's (v2, then v1) when one is set, otherwise the share
@@ -199,6 +223,26 @@ pub fn share_memory(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn missing_cpu_features_agree_with_the_kernels_cpu_flags() {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
+        let flags: Vec<&str> = cpuinfo
+            .lines()
+            .find_map(|line| line.strip_prefix("flags"))
+            .expect("a flags line")
+            .trim_start_matches([' ', '\t', ':'])
+            .split_whitespace()
+            .collect();
+        // The kernel calls lzcnt "abm".
+        let expected: Vec<&str> = [("popcnt", "popcnt"), ("lzcnt", "abm"), ("bmi1", "bmi1"), ("bmi2", "bmi2")]
+            .iter()
+            .filter(|(_, flag)| !flags.contains(flag))
+            .map(|(name, _)| *name)
+            .collect();
+        assert_eq!(missing_cpu_features(), expected);
+    }
 
     #[test]
     fn byte_sizes_parse_with_binary_and_decimal_units() {

@@ -167,6 +167,14 @@ struct ServeArgs {
 }
 
 fn main() -> ExitCode {
+    let missing = limits::missing_cpu_features();
+    if !missing.is_empty() {
+        eprintln!(
+            "nimber: this CPU lacks {} (see .cargo/config.toml); build with RUSTFLAGS=\"\" for it",
+            missing.join(", ")
+        );
+        return ExitCode::FAILURE;
+    }
     let cli = Cli::parse();
     logging::init(cli.log_format);
     let result = match cli.command {
