@@ -264,6 +264,7 @@ struct Tables {
 }
 
 /// What an engine learnt, kept in its [`SearchContext`] for the next solve through it.
+#[derive(Default)]
 struct Learnt {
     tables: Tables,
     /// Bytes the tables may still allocate.
@@ -670,7 +671,6 @@ impl<'s, 'a> Engine<'s, 'a> {
 impl Drop for Engine<'_, '_> {
     /// Leaves what was learnt in the context, for its next solve.
     fn drop(&mut self) {
-        let learnt = Learnt { tables: std::mem::take(&mut self.learnt.tables), table_room: self.learnt.table_room };
-        self.solver.learnt = Some(Box::new(learnt));
+        self.solver.learnt = Some(Box::new(std::mem::take(&mut self.learnt)));
     }
 }
