@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 use_tools
-install_redis
+install_system_tools
 REQUESTS=${REQUESTS:-200}
 CONCURRENCY=${CONCURRENCY:-4}
 SIZES=${SIZES:-"7 8 9"}

@@ -8,8 +8,10 @@
 #   check NAME EXPECTED COMMAND...       passes when COMMAND succeeds saying EXPECTED
 #   check_fails NAME EXPECTED COMMAND... passes when COMMAND fails saying EXPECTED
 #                     (both count into $passed and $failed)
-#   install_redis     installs redis-server with apt-get when it is missing (tests/fleet.rs and the
-#                     fleet benchmark start their own)
+#   install_system_tools
+#                     installs with apt-get what the tests run and a machine with only Rust and
+#                     Python lacks: redis-server and redis-cli (tests/fleet.rs and the fleet
+#                     benchmark start their own), systemd-analyze (tests/deploy.rs checks the unit)
 #   start_redis DIR   starts redis-server on a free loopback port with its files in DIR (no
 #                     persistence; stopped on exit with the servers); sets $redis_pid and $redis_url
 #   readme_block NAME prints the commands of the README block marked `<!-- readme: NAME -->`:
@@ -27,10 +29,15 @@ use_tools() {
     export PATH="$venv/bin:$PATH"
 }
 
-install_redis() {
-    command -v redis-server >/dev/null && return
-    echo "installing redis-server (apt-get) for the fleet tests"
-    { apt-get install -y redis-server || { apt-get update && apt-get install -y redis-server; }; } >/dev/null
+install_system_tools() {
+    local missing=()
+    command -v redis-server >/dev/null && command -v redis-cli >/dev/null || missing+=(redis-server redis-tools)
+    command -v systemd-analyze >/dev/null || missing+=(systemd)
+    [ ${#missing[@]} -eq 0 ] && return
+    echo "installing ${missing[*]} (apt-get) for the tests"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y --no-install-recommends "${missing[@]}" ||
+        { apt-get update && apt-get install -y --no-install-recommends "${missing[@]}"; }; } >/dev/null
 }
 
 start_redis() {

@@ -6,9 +6,13 @@
 # tmpfs; `#[ignore = "needs root"]` in modules named `needs_root`, so a plain `cargo test` skips them
 # and this runs them). Then the README's own commands run verbatim, the grpcurl smoke tests and the
 # kill -9 crash test against the real binary. Tools the tests need are installed by the scripts
-# themselves (scripts/lib.sh: grpcurl in the project-local venv .venv).
+# themselves (scripts/lib.sh: grpcurl in the project-local venv .venv), and this installs the
+# system programs the tests start (redis-server, systemd-analyze) with apt-get when they are missing,
+# so that the command works on a machine that has only Rust and Python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
+install_system_tools
 cargo fmt --check
 cargo clippy --release --all-targets --locked -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --release --no-deps --locked

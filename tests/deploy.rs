@@ -2,8 +2,8 @@
 //! flags, environment variables and ports the binary has (read from `nimber serve --help` and
 //! `nimber health --help`, so a renamed flag fails here), the Dockerfile builds with the README's
 //! command, and the systemd unit passes `systemd-analyze verify` and rates 3.0 or below in
-//! `systemd-analyze security` (systemd-analyze comes with the `systemd` package: CI runs
-//! `apt-get install -y systemd`; it needs no running systemd).
+//! `systemd-analyze security` (systemd-analyze comes with the `systemd` package, which
+//! `scripts/test.sh` installs with apt-get when it is missing; it needs no running systemd).
 
 use std::collections::BTreeSet;
 use std::path::Path;
