@@ -95,8 +95,9 @@ fn report_suppressed(suppressed: u64) {
 }
 
 /// Whether one more per-request line may be written now; when lines were suppressed before it,
-/// says how many in a line of its own first.
-fn request_line_allowed() -> bool {
+/// says how many in a line of its own first. Lines about one connection (a refused TLS client, a
+/// connection closed for its conduct) share the limit.
+pub(crate) fn request_line_allowed() -> bool {
     let rate = REQUEST_LINES_PER_SECOND.load(Ordering::Relaxed);
     if rate == 0 {
         return true;

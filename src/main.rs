@@ -100,6 +100,16 @@ struct ServeArgs {
     /// Most calls open at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS).
     #[arg(long, env = "NIMBER_MAX_CONCURRENT_STREAMS", default_value_t = 256)]
     max_concurrent_streams: u32,
+    /// HTTP/2 flow-control window of each stream, in bytes: how much a client may send on a call
+    /// before the server reads it; the connection's window is 128 times it (a stream sends at
+    /// most this per round trip: raise it for large requests over long distances).
+    #[arg(
+        long,
+        env = "NIMBER_STREAM_WINDOW_BYTES",
+        default_value_t = nimber::server::DEFAULT_STREAM_WINDOW_BYTES,
+        value_parser = clap::value_parser!(u32).range(1024..=i64::from(nimber::server::MAX_STREAM_WINDOW_BYTES))
+    )]
+    stream_window_bytes: u32,
     /// Interval of HTTP/2 PINGs on every connection, and idle time before TCP keepalive probes.
     #[arg(long, env = "NIMBER_KEEPALIVE_INTERVAL_MS", default_value_t = 60_000)]
     keepalive_interval_ms: u64,
@@ -243,6 +253,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         handshake_timeout: Duration::from_millis(args.handshake_timeout_ms),
         idle_timeout: (args.idle_timeout_ms > 0).then(|| Duration::from_millis(args.idle_timeout_ms)),
         max_concurrent_streams: args.max_concurrent_streams.max(1),
+        stream_window_bytes: args.stream_window_bytes,
         keepalive_interval: Duration::from_millis(args.keepalive_interval_ms.max(1)),
         keepalive_timeout: Duration::from_millis(args.keepalive_timeout_ms.max(1)),
         jobs: nimber::jobs::runner::JobsConfig {

@@ -23,13 +23,15 @@ use crate::cache::Store;
 use crate::games::Stats;
 use crate::jobs::runner::Runner;
 use crate::tls::{Protocol, ServerTls};
-use crate::transport::{self, AcceptConfig};
+use crate::transport::{self, AcceptConfig, AtCap};
 
 /// Upper bounds of the latency histogram buckets, in seconds.
 const LATENCY_BUCKETS: [f64; 14] =
     [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 10.0, 60.0];
 
-/// Most scrapes served at once; more wait in the kernel's backlog.
+/// Most connections open at once. At the cap, the one that has waited longest without sending a
+/// whole request head is closed to make room (slow clients cannot hold the slots idle); when all
+/// are being answered, new ones wait in the kernel's backlog.
 const MAX_METRICS_CONNECTIONS: usize = 16;
 
 /// A scrape connection that sends no complete request head within this is closed.
@@ -75,6 +77,20 @@ struct ReasonLabel {
     reason: &'static str,
 }
 
+/// The label of why the server closed a connection for the client's conduct: an HTTP/2 error
+/// code in lower case, or `displaced`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ClosedLabel {
+    reason: String,
+}
+
+/// The labels of a refused TLS handshake: the listener and why ([`crate::tls::refusal_reason`]).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TlsFailureLabels {
+    listener: &'static str,
+    reason: &'static str,
+}
+
 fn latency_histogram() -> Histogram {
     Histogram::new(LATENCY_BUCKETS)
 }
@@ -93,8 +109,9 @@ pub struct Metrics {
     solves_running: Gauge,
     connections_open: Family<ListenerLabel, Gauge>,
     connections_timed_out: Family<ReasonLabel, Counter>,
+    connections_closed: Family<ClosedLabel, Counter>,
     accept_errors: Counter,
-    tls_handshake_failures: Family<ListenerLabel, Counter>,
+    tls_handshake_failures: Family<TlsFailureLabels, Counter>,
     tls_reloads: Family<ResultLabel, Counter>,
 }
 
@@ -121,6 +138,7 @@ impl Metrics {
             solves_running: Gauge::default(),
             connections_open: Family::default(),
             connections_timed_out: Family::default(),
+            connections_closed: Family::default(),
             accept_errors: Counter::default(),
             tls_handshake_failures: Family::default(),
             tls_reloads: Family::default(),
@@ -182,13 +200,23 @@ impl Metrics {
             metrics.connections_timed_out.clone(),
         );
         registry.register(
+            "nimber_connections_closed",
+            "Connections the server closed for the client's conduct, by reason: the HTTP/2 error code of the GOAWAY it sent \
+             (enhance_your_calm: a flood limit, e.g. too many tiny DATA frames or resets; protocol_error, flow_control_error, \
+             frame_size_error, compression_error, ...), or displaced (a metrics connection that had not sent a whole request \
+             when its slot was needed)",
+            metrics.connections_closed.clone(),
+        );
+        registry.register(
             "nimber_accept_errors",
             "Failed accepts (e.g. out of file descriptors), each followed by a pause",
             metrics.accept_errors.clone(),
         );
         registry.register(
             "nimber_tls_handshake_failures",
-            "TLS handshakes that failed (no or untrusted client certificate, plaintext client, bad protocol), by listener",
+            "TLS handshakes that failed, by listener and reason: no_certificate, expired, not_yet_valid, unknown_ca, \
+             bad_certificate_version (client certificates must be X.509 v3), bad_certificate, protocol (not TLS, or no \
+             common version, cipher or ALPN protocol), closed (the client closed or reset the connection), other",
             metrics.tls_handshake_failures.clone(),
         );
         registry.register(
@@ -254,9 +282,14 @@ impl Metrics {
         self.connections_timed_out.get_or_create(&ReasonLabel { reason }).inc();
     }
 
-    /// Counts a failed TLS handshake on `listener`.
-    pub fn tls_handshake_failed(&self, listener: &'static str) {
-        self.tls_handshake_failures.get_or_create(&ListenerLabel { listener }).inc();
+    /// Counts a connection the server closed for `reason` (see `nimber_connections_closed_total`).
+    pub fn connection_closed_for(&self, reason: &str) {
+        self.connections_closed.get_or_create(&ClosedLabel { reason: reason.to_string() }).inc();
+    }
+
+    /// Counts a failed TLS handshake on `listener`, refused for `reason`.
+    pub fn tls_handshake_failed(&self, listener: &'static str, reason: &'static str) {
+        self.tls_handshake_failures.get_or_create(&TlsFailureLabels { listener, reason }).inc();
     }
 
     /// Counts a reading of the TLS files that succeeded (`true`) or failed.
@@ -417,10 +450,11 @@ pub fn code_name(code: tonic::Code) -> &'static str {
     }
 }
 
-/// Serves `GET /metrics` on `listener` (HTTPS with `tls`) until the task is dropped: at most
-/// `MAX_METRICS_CONNECTIONS` connections, each closed after `METRICS_CONNECTION_LIFETIME`
-/// or when its request head takes longer than `METRICS_HEADER_TIMEOUT`. Rendering runs on the
-/// blocking pool, never on the runtime's threads.
+/// Serves `GET /metrics` (and `HEAD`) on `listener` (HTTPS with `tls`) until the task is dropped:
+/// at most `MAX_METRICS_CONNECTIONS` connections, each closed after `METRICS_CONNECTION_LIFETIME`,
+/// when its request head takes longer than `METRICS_HEADER_TIMEOUT`, or when its slot is needed
+/// before its request head is whole. Rendering runs on the blocking pool, never on the runtime's
+/// threads.
 pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>, tls: Option<Arc<ServerTls>>) {
     use futures_util::StreamExt;
     let config = AcceptConfig {
@@ -433,15 +467,26 @@ pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>, tls: Op
         tcp_keepalive: None,
         tls,
         protocol: Protocol::Http1,
+        at_cap: AtCap::DisplaceOldestWaiting,
     };
     let mut connections = std::pin::pin!(transport::incoming(listener, config, metrics.clone()));
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(METRICS_HEADER_TIMEOUT).keep_alive(false);
     while let Some(Ok(connection)) = connections.next().await {
         let metrics = metrics.clone();
+        let activity = tonic::transport::server::Connected::connect_info(&connection).activity;
         let serving = http.serve_connection(
             hyper_util::rt::TokioIo::new(connection),
-            hyper::service::service_fn(move |request| answer_scrape(request, metrics.clone())),
+            hyper::service::service_fn(move |request| {
+                // The head is whole: from now on the connection keeps its slot.
+                let answering = activity.call_started();
+                let answer = answer_scrape(request, metrics.clone());
+                async move {
+                    let answer = answer.await;
+                    drop(answering);
+                    answer
+                }
+            }),
         );
         tokio::spawn(async move {
             if let Ok(Err(error)) = tokio::time::timeout(METRICS_CONNECTION_LIFETIME, serving).await {
@@ -451,16 +496,23 @@ pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>, tls: Op
     }
 }
 
-/// Answers one HTTP request: the metrics for `GET /metrics`, 404 otherwise.
+/// Answers one HTTP request: the metrics for `GET /metrics`, the same headers without the body for
+/// `HEAD /metrics` (RFC 9110, section 9.3.2), 404 otherwise.
 async fn answer_scrape(
     request: hyper::Request<hyper::body::Incoming>,
     metrics: Arc<Metrics>,
 ) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
-    let response = if request.method() == hyper::Method::GET && request.uri().path() == "/metrics" {
+    let method = request.method().clone();
+    let response = if matches!(method, hyper::Method::GET | hyper::Method::HEAD) && request.uri().path() == "/metrics" {
         match tokio::task::spawn_blocking(move || metrics.render()).await {
-            Ok(body) => hyper::Response::builder()
-                .header(hyper::header::CONTENT_TYPE, prometheus_client::encoding::prometheus_text::CONTENT_TYPE)
-                .body(Full::new(Bytes::from(body))),
+            Ok(body) => {
+                let length = body.len();
+                let body = if method == hyper::Method::HEAD { Bytes::new() } else { Bytes::from(body) };
+                hyper::Response::builder()
+                    .header(hyper::header::CONTENT_TYPE, prometheus_client::encoding::prometheus_text::CONTENT_TYPE)
+                    .header(hyper::header::CONTENT_LENGTH, length)
+                    .body(Full::new(body))
+            }
             Err(error) => {
                 tracing::error!(%error, "rendering the metrics failed");
                 hyper::Response::builder().status(500).body(Full::new(Bytes::from_static(b"rendering failed\n")))

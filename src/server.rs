@@ -17,7 +17,7 @@ use crate::metrics::{self, Metrics};
 use crate::proto;
 use crate::service::{ServiceState, SolverService};
 use crate::tls::{Protocol, ServerTls, TlsFiles};
-use crate::transport::{self, AcceptConfig};
+use crate::transport::{self, AcceptConfig, AtCap};
 
 /// Everything the server is configured with.
 #[derive(Clone, Debug)]
@@ -49,6 +49,9 @@ pub struct ServerConfig {
     pub idle_timeout: Option<Duration>,
     /// Most streams (calls) open at once on one connection, advertised in HTTP/2 SETTINGS.
     pub max_concurrent_streams: u32,
+    /// The HTTP/2 flow-control window of each stream, in bytes (the connection's is
+    /// [`connection_window_bytes`] of it).
+    pub stream_window_bytes: u32,
     /// HTTP/2 PING interval on a connection, and the idle time before TCP keepalive probes.
     pub keepalive_interval: Duration,
     /// A connection whose HTTP/2 PING is not answered within this is closed.
@@ -72,6 +75,39 @@ pub struct ServerConfig {
 /// The default of `--max-message-bytes`: 4 MiB, gRPC's default.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
+/// The default of `--stream-window-bytes`: 64 KiB, about HTTP/2's own initial window (and
+/// grpc-go's).
+pub const DEFAULT_STREAM_WINDOW_BYTES: u32 = 64 * 1024;
+
+/// The most of `--stream-window-bytes`: the connection window,
+/// [`STREAM_WINDOWS_PER_CONNECTION_WINDOW`] times it, stays within HTTP/2's largest (2^31 − 1).
+pub const MAX_STREAM_WINDOW_BYTES: u32 = 16 * 1024 * 1024;
+
+/// How many stream windows the connection window holds: see [`connection_window_bytes`].
+pub const STREAM_WINDOWS_PER_CONNECTION_WINDOW: u32 = 128;
+
+/// The HTTP/2 connection window for streams of `stream_window` bytes each, so that a client that
+/// reads its answers late is not taken for a flood.
+///
+/// h2 (since 0.4.16) bounds the memory of the DATA frames it holds unread: each frame under 256
+/// bytes is charged 256 minus its length, against a budget of half the connection window
+/// (`record_data_frame` in h2's `proto/streams/counts.rs`); the charge is returned when the
+/// application reads the frame, and a connection over budget is closed with GOAWAY
+/// ENHANCE_YOUR_CALM `too_many_data_frames`. A SolveStream whose client reads nothing stops being
+/// read by the server once its answers cannot be sent (flow control), and the client's next items
+/// wait in h2, one small DATA frame each (grpcio, grpc-go and grpc-java send a message per frame).
+/// With hyper's default windows, 1 MiB each, one stream could hold 1 MiB of 28-byte items, charged
+/// 8 MB against a 512 KiB budget: the connection was closed and every answer lost. hyper does not
+/// expose h2's `data_frame_budget`, but the budget follows the connection window, while one
+/// stream can only hold its own window: a gRPC message is at least 5 bytes, so a stream window
+/// of them is charged at most (256 − 5) / 5 ≈ 50 times its size, under half of 128 times. A
+/// stream that is not read therefore never exhausts the budget by itself, and the protection
+/// stays whole: a connection holding more small frames unread than that, on many streams, is
+/// still closed, and a connection holds at most this window of data plus half of it in overhead.
+pub fn connection_window_bytes(stream_window: u32) -> u32 {
+    stream_window.saturating_mul(STREAM_WINDOWS_PER_CONNECTION_WINDOW).min(i32::MAX as u32)
+}
+
 /// The default of `--max-connections`: 1024, or half the open-file limit when that is lower (each
 /// connection is a descriptor; the rest is left to the store and the metrics endpoint).
 pub fn default_max_connections() -> usize {
@@ -82,7 +118,7 @@ pub fn default_max_connections() -> usize {
 /// The defaults documented in the README: `./nimber-data`, 60 s, tables and expensive solves
 /// sharing half of the memory limit (the cgroup's, else half of RAM), 4 MiB, 10 s, no metrics
 /// endpoint, at most [`default_max_connections`] connections, a 10 s handshake, 5 min idle, 256
-/// streams per connection, keepalive every 60 s answered within 20 s.
+/// streams per connection with 64 KiB windows, keepalive every 60 s answered within 20 s.
 impl Default for ServerConfig {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |cores| cores.get());
@@ -109,6 +145,7 @@ impl Default for ServerConfig {
             handshake_timeout: Duration::from_secs(10),
             idle_timeout: Some(Duration::from_secs(300)),
             max_concurrent_streams: 256,
+            stream_window_bytes: DEFAULT_STREAM_WINDOW_BYTES,
             keepalive_interval: Duration::from_secs(60),
             keepalive_timeout: Duration::from_secs(20),
             jobs: crate::jobs::runner::JobsConfig::default(),
@@ -239,9 +276,13 @@ impl Server {
             tcp_keepalive: Some(config.keepalive_interval),
             tls: self.tls.clone(),
             protocol: Protocol::Http2,
+            at_cap: AtCap::Wait,
         };
+        let stream_window = config.stream_window_bytes.clamp(1, MAX_STREAM_WINDOW_BYTES);
         let serve = tonic::transport::Server::builder()
             .max_concurrent_streams(config.max_concurrent_streams)
+            .initial_stream_window_size(stream_window)
+            .initial_connection_window_size(connection_window_bytes(stream_window))
             .http2_keepalive_interval(Some(config.keepalive_interval))
             .http2_keepalive_timeout(Some(config.keepalive_timeout))
             .layer(CallLayer::new(metrics.clone()))

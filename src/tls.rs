@@ -1,8 +1,12 @@
 //! TLS and mutual TLS for the gRPC port and the metrics endpoint (rustls, ring): the certificate,
 //! key and optional client CA are read from PEM files, and read again on SIGHUP or when a file
 //! changes. A reload swaps the configuration used by new connections only; open connections keep
-//! theirs, and a reload that fails keeps the previous certificates.
+//! theirs, and a reload that fails keeps the previous certificates. A refused client is counted by
+//! reason and named in a WARN line (rate-limited); client certificates must be X.509 v3, as
+//! webpki accepts no other version.
 
+use std::io;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
@@ -12,7 +16,7 @@ use tokio_rustls::rustls::crypto::ring;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::server::WebPkiClientVerifier;
-use tokio_rustls::rustls::{RootCertStore, ServerConfig};
+use tokio_rustls::rustls::{CertificateError, RootCertStore, ServerConfig};
 use tokio_rustls::TlsAcceptor;
 
 use crate::metrics::Metrics;
@@ -142,6 +146,60 @@ fn read_configs(files: &TlsFiles) -> anyhow::Result<Configs> {
     http2.alpn_protocols = vec![b"h2".to_vec()];
     http1.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Configs { http2: Arc::new(http2), http1: Arc::new(http1) })
+}
+
+/// Why a TLS handshake failed, as the `reason` label of `nimber_tls_handshake_failures_total`:
+/// `no_certificate`, `expired`, `not_yet_valid`, `unknown_ca` (signed by no CA of
+/// `--tls-client-ca`), `bad_certificate_version` (an X.509 v1 or v2 certificate, e.g. made by
+/// `openssl x509 -req` without `-extfile`), `bad_certificate` (any other fault of the certificate),
+/// `protocol` (not TLS, no common version, cipher or ALPN protocol, or an alert from the client),
+/// `closed` (the client closed or reset the connection) or `other`.
+pub fn refusal_reason(error: &io::Error) -> &'static str {
+    use tokio_rustls::rustls::Error;
+    let Some(refusal) = error.get_ref().and_then(|inner| inner.downcast_ref::<Error>()) else {
+        return match error.kind() {
+            io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe => "closed",
+            _ => "other",
+        };
+    };
+    match refusal {
+        Error::NoCertificatesPresented => "no_certificate",
+        Error::InvalidCertificate(CertificateError::Expired | CertificateError::ExpiredContext { .. }) => "expired",
+        Error::InvalidCertificate(CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. }) => {
+            "not_yet_valid"
+        }
+        Error::InvalidCertificate(CertificateError::UnknownIssuer) => "unknown_ca",
+        Error::InvalidCertificate(CertificateError::Other(other))
+            if other.0.downcast_ref::<webpki::Error>() == Some(&webpki::Error::UnsupportedCertVersion) =>
+        {
+            "bad_certificate_version"
+        }
+        Error::InvalidCertificate(_) => "bad_certificate",
+        Error::InappropriateMessage { .. }
+        | Error::InappropriateHandshakeMessage { .. }
+        | Error::InvalidMessage(_)
+        | Error::PeerIncompatible(_)
+        | Error::PeerMisbehaved(_)
+        | Error::AlertReceived(_)
+        | Error::NoApplicationProtocol => "protocol",
+        _ => "other",
+    }
+}
+
+/// Counts a failed handshake of a client at `remote` on `listener` by its reason, and says why:
+/// at WARN when the client was refused (rate-limited with the per-request lines), at DEBUG when
+/// it only went away.
+pub fn handshake_failed(error: &io::Error, remote: SocketAddr, listener: &'static str, metrics: &Metrics) {
+    let reason = refusal_reason(error);
+    metrics.tls_handshake_failed(listener, reason);
+    if reason == "closed" {
+        tracing::debug!(%remote, listener, %error, "the client closed the connection during the TLS handshake");
+    } else if crate::logging::request_line_allowed() {
+        tracing::warn!(%remote, listener, reason, %error, "refused a TLS client");
+    }
 }
 
 /// SIGHUP, caught from now on (instead of ending the process) for [`watch`]; `None` when it

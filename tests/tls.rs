@@ -1,7 +1,8 @@
 //! TLS and mutual TLS through the real server, with certificates generated here (rcgen): TLS
 //! clients succeed, plaintext and unauthorised clients are refused cleanly, grpcurl speaks mutual
 //! TLS, certificates rotate (SIGHUP or a file change) for new connections only, the metrics
-//! endpoint serves HTTPS, bad files stop the server with one line, and `nimber health`'s exit codes.
+//! endpoint serves HTTPS, bad files stop the server with one line, `nimber health`'s exit codes, and
+//! refused clients are counted and logged by reason.
 
 mod common;
 
@@ -34,8 +35,14 @@ impl Ca {
 
     /// A certificate for `localhost` and 127.0.0.1 (server or client), and its key, in PEM.
     fn issue(&self) -> (String, String) {
+        self.issue_with(|_| {})
+    }
+
+    /// A certificate as [`Ca::issue`] makes, changed by `change` before it is signed.
+    fn issue_with(&self, change: impl FnOnce(&mut CertificateParams)) -> (String, String) {
         let key = KeyPair::generate().unwrap();
-        let params = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+        let mut params = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+        change(&mut params);
         (params.signed_by(&key, &self.issuer).unwrap().pem(), key.serialize_pem())
     }
 }
@@ -141,7 +148,7 @@ async fn tls_clients_succeed_and_plaintext_clients_get_a_clean_error() {
     let url = server.metrics_url.clone().unwrap();
     let counted = || {
         let scraped = common::scrape(&url);
-        let prefix = "nimber_tls_handshake_failures_total{listener=\"grpc\"} ";
+        let prefix = "nimber_tls_handshake_failures_total{listener=\"grpc\",reason=\"protocol\"} ";
         let count = scraped.lines().find_map(|line| line.strip_prefix(prefix)?.parse::<f64>().ok());
         count.is_some_and(|count| count >= 1.0)
     };
@@ -336,4 +343,133 @@ fn the_health_command_exits_0_only_when_serving() {
     assert_eq!(run(with(&[])), Some(1), "plaintext against TLS");
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
     assert_eq!(health_command(&["--addr", &closed, "--timeout-ms", "2000"]), Some(1), "nothing listening");
+}
+
+/// An X.509 v1 client certificate, its key and its CA (made once with openssl: rcgen only makes v3;
+/// see `tests/fixtures/x509-v1/README.md`).
+const V1_CA: &str = include_str!("fixtures/x509-v1/ca.pem");
+const V1_CERT: &str = include_str!("fixtures/x509-v1/client.pem");
+const V1_KEY: &str = include_str!("fixtures/x509-v1/client.key");
+
+/// Presents a client certificate as it is, whatever it is (rustls's own client config refuses to
+/// load a certificate it cannot parse, such as a v1 one).
+#[derive(Debug)]
+struct PresentAsIs(Option<Arc<tokio_rustls::rustls::sign::CertifiedKey>>);
+
+impl tokio_rustls::rustls::client::ResolvesClientCert for PresentAsIs {
+    fn resolve(
+        &self,
+        _root_hint_subjects: &[&[u8]],
+        _sigschemes: &[tokio_rustls::rustls::SignatureScheme],
+    ) -> Option<Arc<tokio_rustls::rustls::sign::CertifiedKey>> {
+        self.0.clone()
+    }
+
+    fn has_certs(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+/// A TLS handshake with the server, trusting `ca_pem`, presenting `identity` (certificate and key
+/// PEM) if given, then the HTTP/2 preface: `Ok` when the server answers with its first bytes, the
+/// error when it refuses the client.
+async fn handshake_as(server: &TestServer, ca_pem: &str, identity: Option<&(String, String)>) -> Result<(), String> {
+    use tokio_rustls::rustls;
+    use tokio_rustls::rustls::pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer, ServerName};
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(certificate.unwrap()).unwrap();
+    }
+    let certified = identity.map(|(cert, key)| {
+        let chain = CertificateDer::pem_slice_iter(cert.as_bytes()).collect::<Result<Vec<_>, _>>().unwrap();
+        let key = provider.key_provider.load_private_key(PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap());
+        Arc::new(rustls::sign::CertifiedKey::new(chain, key.unwrap()))
+    });
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_client_cert_resolver(Arc::new(PresentAsIs(certified)));
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let socket = tokio::net::TcpStream::connect(server.address()).await.unwrap();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let name = ServerName::try_from("localhost").unwrap();
+    let mut stream = connector.connect(name, socket).await.map_err(|error| error.to_string())?;
+    // Under TLS 1.3 the server checks the client's certificate after the client's handshake ends.
+    stream.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").await.map_err(|error| error.to_string())?;
+    let mut first = [0u8; 1];
+    match tokio::time::timeout(Duration::from_secs(10), stream.read(&mut first)).await {
+        Ok(Ok(1)) => Ok(()),
+        Ok(Ok(_)) => Err("closed".to_string()),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err("no answer in 10 s".to_string()),
+    }
+}
+
+/// The lines of a log file.
+fn log_lines(log: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(log).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+// Two threads: the client's connection tasks answer the server's graceful shutdown while the
+// test thread waits for the server to stop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_client_certificates_are_counted_and_logged_by_reason() {
+    let (ca, other_ca, files) = (Ca::new("nimber test CA"), Ca::new("another CA"), Files::new());
+    write_server_identity(&files, &ca);
+    // The v1 certificate's CA is trusted too: it is refused for its version alone.
+    let client_ca = files.write("clients.pem", &format!("{}{V1_CA}", ca.pem));
+    let (cert, key) = (files.path("server.pem").display().to_string(), files.path("server.key").display().to_string());
+    let log = files.path("server.log");
+    let flags =
+        ["--tls-cert", &cert, "--tls-key", &key, "--tls-client-ca", &client_ca, "--metrics-listen", "127.0.0.1:0"];
+    let server = TestServer::start_logging(&flags, "warn", &log);
+    let url = server.metrics_url.clone().unwrap();
+    assert_eq!(handshake_as(&server, &ca.pem, Some(&ca.issue())).await, Ok(()), "a good client certificate");
+
+    let expired = ca.issue_with(|params| {
+        params.not_before = rcgen::date_time_ymd(2000, 1, 1);
+        params.not_after = rcgen::date_time_ymd(2001, 1, 1);
+    });
+    let v1 = (V1_CERT.to_string(), V1_KEY.to_string());
+    let refused = [
+        ("expired", Some(expired)),
+        ("unknown_ca", Some(other_ca.issue())),
+        ("no_certificate", None),
+        ("bad_certificate_version", Some(v1)),
+    ];
+    for (reason, identity) in refused {
+        let outcome = handshake_as(&server, &ca.pem, identity.as_ref()).await;
+        assert!(outcome.is_err(), "a client certificate that is {reason} was accepted");
+        let counted = format!("nimber_tls_handshake_failures_total{{listener=\"grpc\",reason=\"{reason}\"}}");
+        common::wait_until(Duration::from_secs(10), &counted, async || common::scrape(&url).contains(&counted)).await;
+        assert_eq!(common::sample(&common::scrape(&url), &counted), 1.0, "{counted}");
+        let named = format!("reason=\"{reason}\"");
+        let warned =
+            |line: &String| line.contains("WARN") && line.contains("refused a TLS client") && line.contains(&named);
+        common::wait_until(Duration::from_secs(10), "the WARN line", async || log_lines(&log).iter().any(warned)).await;
+        assert_eq!(log_lines(&log).iter().filter(|line| warned(line)).count(), 1, "{:?}", log_lines(&log));
+    }
+
+    // A flood of refused clients (plaintext ones) is counted whole but logged within the limit.
+    const PLAINTEXT_CLIENTS: usize = 200;
+    for _ in 0..PLAINTEXT_CLIENTS {
+        let mut socket = tokio::net::TcpStream::connect(server.address()).await.unwrap();
+        socket.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").await.unwrap();
+        let _ = socket.read(&mut [0u8; 64]).await;
+    }
+    let counted = "nimber_tls_handshake_failures_total{listener=\"grpc\",reason=\"protocol\"}";
+    common::wait_until(Duration::from_secs(10), "every plaintext client counted", async || {
+        common::scrape(&url).contains(counted) && common::sample(&common::scrape(&url), counted) == 200.0
+    })
+    .await;
+    let lines = log_lines(&log);
+    let protocol_lines =
+        lines.iter().filter(|line| line.contains("refused a TLS client") && line.contains("reason=\"protocol\""));
+    let protocol_lines = protocol_lines.count();
+    assert!(
+        (1..PLAINTEXT_CLIENTS / 2).contains(&protocol_lines),
+        "{protocol_lines} lines for {PLAINTEXT_CLIENTS} refusals"
+    );
 }

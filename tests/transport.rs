@@ -395,3 +395,166 @@ fn tables_and_slots_beyond_the_memory_limit_are_refused_at_start() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("more than half of --memory-limit"), "{stderr}");
 }
+
+/// `message` framed as one gRPC message (the 5-byte prefix, uncompressed).
+fn grpc_frame(message: &impl Message) -> Bytes {
+    let body = message.encode_to_vec();
+    let mut framed = Vec::with_capacity(5 + body.len());
+    framed.push(0);
+    framed.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    framed.extend_from_slice(&body);
+    Bytes::from(framed)
+}
+
+/// Starts a SolveStream over `send`: the response future and the request body.
+async fn open_solve_stream(
+    send: &h2::client::SendRequest<Bytes>,
+) -> (h2::client::ResponseFuture, h2::SendStream<Bytes>) {
+    let request = http::Request::builder()
+        .method("POST")
+        .uri("http://nimber/nimber.v1.Solver/SolveStream")
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+    send.clone().ready().await.unwrap().send_request(request, false).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_client_that_sends_everything_before_reading_gets_every_answer() {
+    const ITEMS: usize = 100_000;
+    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let metrics_url = server.metrics_url.clone().unwrap();
+    let socket = TcpStream::connect(server.address()).await.unwrap();
+    // One small DATA frame per item, as grpcio, grpc-go and grpc-java send them.
+    let (send, connection) = h2::client::handshake(socket).await.unwrap();
+    let connection = tokio::spawn(connection);
+    let (response, mut body) = open_solve_stream(&send).await;
+    for n in 0..ITEMS {
+        let item = proto::SolveRequest { position: Some(cheap_position()), id: n.to_string() };
+        if let Err(error) = body.send_data(grpc_frame(&item), false) {
+            panic!("item {n} not sent ({error:?}): the connection ended with {:?}", connection.await.unwrap());
+        }
+    }
+    body.send_data(Bytes::new(), true).unwrap();
+    let mut answers = response.await.expect("the response headers").into_body();
+    // The client reads nothing until the server has answered as much as the client's window takes
+    // (the server is then held back), and for a second more, as the reported client did.
+    wait_until(Duration::from_secs(30), "the client's window full of answers", async || {
+        answers.flow_control().available_capacity() <= 0 || connection.is_finished()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut unread = Vec::new();
+    let mut answered = 0;
+    while let Some(chunk) = answers.data().await {
+        let chunk = chunk.unwrap_or_else(|error| panic!("the stream failed after {answered} answers: {error:?}"));
+        let _ = answers.flow_control().release_capacity(chunk.len());
+        unread.extend_from_slice(&chunk);
+        while unread.len() >= 5 {
+            let length = u32::from_be_bytes(unread[1..5].try_into().unwrap()) as usize;
+            if unread.len() < 5 + length {
+                break;
+            }
+            let answer = proto::SolveResponse::decode(&unread[5..5 + length]).unwrap();
+            assert_eq!(answer.id, answered.to_string(), "answers in request order");
+            assert!(answer.error.is_none(), "{answer:?}");
+            unread.drain(..5 + length);
+            answered += 1;
+        }
+    }
+    let trailers = answers.trailers().await.unwrap().expect("trailers");
+    assert_eq!(tonic::Status::from_header_map(&trailers).unwrap().code(), Code::Ok);
+    assert_eq!(answered, ITEMS);
+    assert!(!scrape(&metrics_url).contains("nimber_connections_closed_total{"), "a connection closed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_closed_for_a_flood_of_empty_data_frames_is_logged_and_counted() {
+    let directory = tempfile::tempdir().unwrap();
+    let log = directory.path().join("server.log");
+    let server = TestServer::start_logging(&["--metrics-listen", "127.0.0.1:0"], "warn", &log);
+    let metrics_url = server.metrics_url.clone().unwrap();
+    let socket = TcpStream::connect(server.address()).await.unwrap();
+    let (send, connection) = h2::client::handshake(socket).await.unwrap();
+    let connection = tokio::spawn(connection);
+    let (_response, mut body) = open_solve_stream(&send).await;
+    // h2 allows 100 empty DATA frames (without END_STREAM) in a connection's life: they carry
+    // nothing and cost the server a frame each.
+    for _ in 0..200 {
+        if body.send_data(Bytes::new(), false).is_err() {
+            break;
+        }
+    }
+    let ended = tokio::time::timeout(Duration::from_secs(10), connection).await.expect("the connection is closed");
+    let error = ended.unwrap().expect_err("closed with an error");
+    assert_eq!(error.reason(), Some(h2::Reason::ENHANCE_YOUR_CALM), "{error:?}");
+    let counted = "nimber_connections_closed_total{reason=\"enhance_your_calm\"}";
+    wait_until(Duration::from_secs(10), "the closed connection counted", async || {
+        scrape(&metrics_url).contains(counted)
+    })
+    .await;
+    assert_eq!(sample(&scrape(&metrics_url), counted), 1.0);
+    let lines = log_lines(&log);
+    let warned = lines.iter().filter(|line| line.contains("WARN") && line.contains("too_many_data_frames")).count();
+    assert_eq!(warned, 1, "one WARN line naming the limit: {lines:?}");
+    // The server goes on serving.
+    let mut health = HealthClient::new(server.channel().await);
+    let answer = health.check(HealthCheckRequest { service: String::new() }).await.unwrap();
+    assert_eq!(answer.into_inner().status(), ServingStatus::Serving);
+}
+
+/// `host:port` of a metrics URL.
+fn metrics_address(url: &str) -> String {
+    url.strip_prefix("http://").unwrap().strip_suffix("/metrics").unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn head_metrics_answers_the_headers_of_get_without_a_body() {
+    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let mut socket = TcpStream::connect(metrics_address(server.metrics_url.as_ref().unwrap())).await.unwrap();
+    socket.write_all(b"HEAD /metrics HTTP/1.1\r\nHost: nimber\r\nConnection: close\r\n\r\n").await.unwrap();
+    let mut response = String::new();
+    socket.read_to_string(&mut response).await.unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").expect("a complete head");
+    assert!(head.starts_with("HTTP/1.1 200"), "{response}");
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains("content-type: text/plain; version=0.0.4"), "{head}");
+    let length = head.lines().find_map(|line| line.strip_prefix("content-length: ")).expect("a content-length");
+    assert!(length.parse::<usize>().unwrap() > 0, "{head}");
+    assert!(body.is_empty(), "a body after HEAD: {body:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_metrics_clients_cannot_lock_out_the_scraper() {
+    const SLOW_CLIENTS: usize = 200;
+    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let url = server.metrics_url.clone().unwrap();
+    let address = metrics_address(&url);
+    let mut slow = Vec::new();
+    for _ in 0..SLOW_CLIENTS {
+        let mut socket = TcpStream::connect(&address).await.unwrap();
+        socket.write_all(b"GET /metrics HTTP/1.1\r\n").await.unwrap();
+        slow.push(socket);
+    }
+    // They go on sending their heads, a header line every 100 ms, and never finish.
+    let trickle = tokio::spawn(async move {
+        loop {
+            for socket in &mut slow {
+                let _ = socket.write_all(b"X-Slow: 1\r\n").await;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    // Without displacement the scraper waits for the slow heads to time out (5 s each batch).
+    for _ in 0..5 {
+        let started = Instant::now();
+        let url = url.clone();
+        let scraped = tokio::task::spawn_blocking(move || scrape(&url)).await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(2), "a scrape took {:?}", started.elapsed());
+        assert!(scraped.contains("nimber_connections_open"), "{scraped}");
+    }
+    let displaced = sample(&scrape(&url), "nimber_connections_closed_total{reason=\"displaced\"}");
+    assert!(displaced >= 1.0, "{displaced} connections displaced");
+    trickle.abort();
+}
