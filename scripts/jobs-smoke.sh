@@ -19,7 +19,7 @@ check "describe Explore" "rpc Explore ( .nimber.v1.ExploreRequest ) returns ( .g
     rpc "$address" describe nimber.v1.Solver
 explored=$(rpc -d '{"fullBoards": {"maxRows": 6, "maxColumns": 6}, "requestId": "smoke-1"}' \
     "$address" nimber.v1.Solver/Explore)
-name=$(sed -n 's/.*"name": "\(operations\/[0-9a-f]*\)".*/\1/p' <<<"$explored")
+name=$(sed -n 's/.*"name": "\(operations\/[0-9a-f-]*\)".*/\1/p' <<<"$explored")
 check "explore returns an operation with ExploreProgress metadata" '"@type":"type.googleapis.com/nimber.v1.ExploreProgress"' \
     echo "$explored"
 check "the same requestId returns the same operation" "\"name\": \"$name\"" \

@@ -121,7 +121,7 @@ struct ServeArgs {
     #[arg(long, env = "NIMBER_LOG_LINES_PER_SECOND", default_value_t = logging::DEFAULT_REQUEST_LINES_PER_SECOND)]
     log_lines_per_second: u32,
     /// Directory of the job store (long-running Explore jobs; created when missing). Unused with
-    /// --shared-cache: job records then live in Redis, shared by the fleet.
+    /// --jobs-redis (or --shared-cache): job records then live in Redis, shared by the fleet.
     #[arg(long, env = "NIMBER_JOBS_DIR", default_value = "nimber-jobs")]
     jobs_dir: PathBuf,
     /// How many Explore jobs run at once (on their own threads, at a lower CPU priority).
@@ -174,6 +174,12 @@ struct ServeArgs {
     /// Most computed values waiting to be sent to the shared cache; more are dropped (counted).
     #[arg(long, env = "NIMBER_SHARED_CACHE_QUEUE", default_value_t = 65_536)]
     shared_cache_queue: usize,
+    /// Keep the fleet's Explore job records in this Redis (same URL forms as --shared-cache), one
+    /// that never evicts (maxmemory-policy noeviction) and persists (appendonly yes), apart from
+    /// the cache's, which evicts (default: the --shared-cache Redis; neither: --jobs-dir).
+    /// Calls are bounded by --shared-cache-timeout-ms. Never logged with its credentials.
+    #[arg(long, env = "NIMBER_JOBS_REDIS", hide_env_values = true)]
+    jobs_redis: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -229,15 +235,17 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_store_bytes,
         "memory shared by the in-memory tables, the store's in-memory tier, sled's page cache and the store's size"
     );
-    let shared_cache = match &args.shared_cache {
-        Some(url) => {
-            let mut config = SharedCacheConfig::parse(url).map_err(anyhow::Error::msg)?;
-            config.timeout = Duration::from_millis(args.shared_cache_timeout_ms.max(1));
-            config.lease = Duration::from_millis(args.shared_cache_lease_ms.max(3));
-            config.queue_limit = args.shared_cache_queue;
-            Some(config)
-        }
-        None => None,
+    let redis = |flag: &str, url: &str| {
+        let mut config = SharedCacheConfig::parse_flag(flag, url).map_err(anyhow::Error::msg)?;
+        config.timeout = Duration::from_millis(args.shared_cache_timeout_ms.max(1));
+        config.lease = Duration::from_millis(args.shared_cache_lease_ms.max(3));
+        config.queue_limit = args.shared_cache_queue;
+        anyhow::Ok(config)
+    };
+    let shared_cache = args.shared_cache.as_deref().map(|url| redis("--shared-cache", url)).transpose()?;
+    let jobs_redis = match args.jobs_redis.as_deref() {
+        Some(url) => Some(redis("--jobs-redis", url)?),
+        None => shared_cache.clone(),
     };
     let config = ServerConfig {
         data_dir: args.data_dir,
@@ -262,7 +270,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             retention: args.job_retention,
             table_limit: budget.table_entries,
             max_queued: args.max_queued_jobs,
-            shared: shared_cache.clone(),
+            shared: jobs_redis,
         },
         max_store_bytes: Some(max_store_bytes),
         on_corrupt_store: args.on_corrupt_store,

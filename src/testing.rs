@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use crate::cache::Store;
 use crate::games::{GameTag, Memo};
-use crate::jobs::{status, JobRecord, JobRecords};
+use crate::jobs::{new_name, status, JobRecord, JobRecords, Put, StoreError};
 use crate::proto::{self, position::Game as P};
 use crate::random::SplitMix;
 
@@ -118,28 +118,37 @@ pub fn fill_store(store: &Store, random: &mut SplitMix, count: u64) {
 
 /// Checks the first-end-wins rule of a job store ([`JobRecords::put`]): a job that runs is
 /// cancelled (as by CancelOperation on another replica), then its run ends in success a moment
-/// later and saves its progress: the record stays cancelled. Panics, naming the step, otherwise.
+/// later and saves its progress: the record stays cancelled, and takes no items; once deleted, it
+/// is never written again. Panics, naming the step, otherwise.
 pub fn check_first_end_wins(store: &dyn JobRecords) {
-    let name = store.new_name().expect("a name");
-    let mut running = JobRecord { name, request: Some(proto::ExploreRequest::default()), ..Default::default() };
+    let mut running =
+        JobRecord { name: new_name(), request: Some(proto::ExploreRequest::default()), ..Default::default() };
     running.progress_mut().set_state(proto::ExploreState::Queued);
     assert_eq!(store.create(&running).expect("created"), None);
     running.progress_mut().set_state(proto::ExploreState::Running);
-    assert!(store.put(&running).expect("saved"), "a running job's record is saved");
+    assert_eq!(store.put(&running).expect("saved"), Put::Saved, "a running job's record is saved");
 
     let mut cancelled = running.clone();
     cancelled.finish(proto::ExploreState::Cancelled, Some(status(tonic::Code::Cancelled, "cancelled")));
-    assert!(store.put(&cancelled).expect("saved"), "the first end is saved");
+    assert_eq!(store.put(&cancelled).expect("saved"), Put::Saved, "the first end is saved");
     let mut succeeded = running.clone();
     succeeded.result = Some(proto::ExploreResult::default());
     succeeded.finish(proto::ExploreState::Succeeded, None);
-    assert!(!store.put(&succeeded).expect("answered"), "a second end is not saved");
+    assert_eq!(store.put(&succeeded).expect("answered"), Put::Ended, "a second end is not saved");
     running.progress_mut().items_done = 1;
-    assert!(!store.put(&running).expect("answered"), "progress is not saved over an end");
+    assert_eq!(store.put(&running).expect("answered"), Put::Ended, "progress is not saved over an end");
+    assert!(!store.put_item(&running.name, 0, &proto::ExploreRow::default()).expect("answered"), "nor an item");
+    assert!(matches!(store.create(&running), Err(StoreError::NameTaken(_))), "a name is never given twice");
 
     let stored = store.get(&running.name).expect("read").expect("the record exists");
     assert_eq!(stored.state(), proto::ExploreState::Cancelled, "{stored:?}");
     assert_eq!(stored, cancelled);
+
+    // A job whose record is gone (deleted, or lost by the store) writes nothing more.
+    store.delete(&cancelled).expect("deleted");
+    assert_eq!(store.put(&running).expect("answered"), Put::Gone, "a gone record is not made anew");
+    assert_eq!(store.put(&succeeded).expect("answered"), Put::Gone, "nor ended");
+    assert_eq!(store.get(&running.name).expect("read"), None);
 }
 
 /// The 2×2 placement game from its literal rules, on boards of at most 64 cells: a board is the

@@ -172,6 +172,25 @@ fn the_fleet_manifest_shares_redis_through_a_secret_and_runs_a_deployment() {
     assert_eq!(redis["spec"]["template"]["metadata"]["labels"], redis_service["spec"]["selector"]);
     let args = strings(&redis["spec"]["template"]["spec"]["containers"][0]["args"]);
     assert!(args.windows(2).any(|pair| pair == ["--maxmemory-policy", "allkeys-lru"]), "Redis evicts as a cache");
+
+    // The jobs' Redis: named by NIMBER_JOBS_REDIS from the same Secret, never evicting, persisting
+    // on a volume of its own.
+    let jobs = pod["containers"][0]["env"].as_sequence().unwrap().iter().find(|v| v["name"] == "NIMBER_JOBS_REDIS");
+    let key = jobs.expect("NIMBER_JOBS_REDIS")["valueFrom"]["secretKeyRef"]["key"].as_str().unwrap();
+    let jobs_url = secret["stringData"][key].as_str().expect("the Secret holds the jobs' URL");
+    let jobs_host = jobs_url.strip_prefix("redis://").unwrap().split(':').next().unwrap();
+    assert_ne!(jobs_host, host, "the jobs have a Redis of their own");
+    let jobs_service = named("Service", jobs_host).expect("the URL names the jobs' Redis Service");
+    let jobs_redis = named("StatefulSet", jobs_host).expect("the jobs' Redis next to the replicas");
+    assert_eq!(jobs_redis["spec"]["template"]["metadata"]["labels"], jobs_service["spec"]["selector"]);
+    let container = &jobs_redis["spec"]["template"]["spec"]["containers"][0];
+    let args = strings(&container["args"]);
+    assert!(args.windows(2).any(|pair| pair == ["--maxmemory-policy", "noeviction"]), "the jobs' Redis never evicts");
+    assert!(args.windows(2).any(|pair| pair == ["--appendonly", "yes"]), "the jobs' Redis persists");
+    let data = args.windows(2).find(|pair| pair[0] == "--dir").expect("--dir")[1].clone();
+    let mount = &container["volumeMounts"][0];
+    assert_eq!(mount["mountPath"].as_str(), Some(data.as_str()), "the append-only file is on the volume");
+    assert_eq!(jobs_redis["spec"]["volumeClaimTemplates"][0]["metadata"]["name"], mount["name"]);
 }
 
 #[test]
@@ -182,13 +201,18 @@ fn the_compose_file_runs_two_replicas_sharing_redis() {
     let services = compose["services"].as_mapping().unwrap();
     let replicas: Vec<&Value> = services.values().filter(|service| !service["environment"].is_null()).collect();
     assert_eq!(replicas.len(), 2, "two replicas");
-    assert!(services.contains_key("redis"));
+    let command = |name: &str| strings(&services[name]["command"]);
+    assert!(command("redis").windows(2).any(|pair| pair == ["--maxmemory-policy", "allkeys-lru"]), "a cache");
+    let jobs = command("jobs-redis");
+    assert!(jobs.windows(2).any(|pair| pair == ["--maxmemory-policy", "noeviction"]), "job records never evicted");
+    assert!(jobs.windows(2).any(|pair| pair == ["--appendonly", "yes"]), "job records persist");
     for replica in replicas {
         for (name, _) in replica["environment"].as_mapping().unwrap() {
             let name = name.as_str().unwrap();
             assert!(serve_env.contains(name), "{name} is read by no command");
         }
         assert_eq!(replica["environment"]["NIMBER_SHARED_CACHE"], "redis://redis:6379/0");
+        assert_eq!(replica["environment"]["NIMBER_JOBS_REDIS"], "redis://jobs-redis:6379/0");
         assert_eq!(replica["build"]["dockerfile"], "deploy/Dockerfile");
     }
 }

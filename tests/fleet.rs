@@ -4,6 +4,7 @@
 
 mod common;
 
+use nimber::games::Value;
 use nimber::testing::{random_position, Kind, SMALL_SIDES};
 
 use std::process::{Child, Command, Stdio};
@@ -468,4 +469,185 @@ fn a_cancelled_job_record_in_redis_is_never_overwritten_by_a_later_end() {
     let mut config = nimber::cache::SharedCacheConfig::parse(&redis.url()).unwrap();
     config.timeout = Duration::from_secs(5);
     nimber::testing::check_first_end_wins(&nimber::jobs::shared::RedisJobs::new(config));
+}
+
+/// The Redis key of the job store's `suffix` (`names`, `record/NAME`, …; see src/jobs/shared.rs).
+fn jobs_key(suffix: &str) -> Vec<u8> {
+    nimber::cache::value_key(&[b"\0jobs/", suffix.as_bytes()].concat())
+}
+
+fn job_result(operation: &Operation) -> proto::ExploreResult {
+    match &operation.result {
+        Some(OperationResult::Response(any)) => proto::ExploreResult::decode(any.value.as_slice()).unwrap(),
+        other => panic!("expected a response, got {other:?}"),
+    }
+}
+
+/// Waits (at most `timeout`) until operation `name` is done; returns it.
+async fn wait_done(client: &mut Operations, name: &str, timeout: Duration) -> Operation {
+    let timeout = Some(prost_types::Duration { seconds: timeout.as_secs() as i64, nanos: 0 });
+    let request = lro::WaitOperationRequest { name: name.into(), timeout };
+    let operation = client.wait_operation(request).await.expect("the operation exists").into_inner();
+    assert!(operation.done, "not done in time: {:?}", job_progress(&operation));
+    operation
+}
+
+/// The (rows, columns) of every row of a full-boards table.
+fn sizes(result: &proto::ExploreResult) -> Vec<(u32, u32)> {
+    result.rows.iter().map(|row| (row.rows, row.columns)).collect()
+}
+
+fn expected_sizes(rows: u32, columns: u32) -> Vec<(u32, u32)> {
+    (1..=rows).flat_map(|r| (1..=columns).map(move |c| (r, c))).collect()
+}
+
+fn solve_job(position: proto::Position) -> proto::ExploreRequest {
+    let solve = proto::SolveRequest { position: Some(position), id: String::new() };
+    proto::ExploreRequest { job: Some(proto::explore_request::Job::Solve(solve)), ..Default::default() }
+}
+
+/// Earlier versions numbered operations from a counter in Redis: deleted (or evicted), it started
+/// again at 1, and the next job took the first one's name, record and table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_after_the_name_counter_is_lost_gets_a_new_name_and_the_old_job_stays_intact() {
+    let redis = Redis::start();
+    let a = replica(&redis, &[]);
+    let (mut solver, mut client) = (a.client().await, operations(&a).await);
+    let first = solver.explore(full_boards((1, 4), (1, 4))).await.unwrap().into_inner().name;
+    let first_done = wait_done(&mut client, &first, Duration::from_secs(60)).await;
+    assert_eq!(sizes(&job_result(&first_done)), expected_sizes(4, 4));
+
+    let _: i64 = redis::cmd("DEL").arg(jobs_key("next")).query(&mut redis.connection().unwrap()).unwrap();
+    let second = solver.explore(full_boards((1, 4), (1, 5))).await.unwrap().into_inner().name;
+    assert_ne!(second, first, "a name was given twice");
+    let second_done = wait_done(&mut client, &second, Duration::from_secs(60)).await;
+    assert_eq!(sizes(&job_result(&second_done)), expected_sizes(4, 5), "the second job has its own table");
+
+    let first_again = client.get_operation(lro::GetOperationRequest { name: first.clone() }).await.unwrap();
+    assert_eq!(first_again.into_inner(), first_done, "the first job's record is intact");
+    let request = proto::ListExploreRowsRequest { name: first.clone(), ..Default::default() };
+    let page = solver.list_explore_rows(request).await.unwrap().into_inner();
+    assert_eq!(page.rows.iter().map(|row| (row.rows, row.columns)).collect::<Vec<_>>(), expected_sizes(4, 4));
+    let listed = client.list_operations(lro::ListOperationsRequest::default()).await.unwrap().into_inner();
+    let names: Vec<&String> = listed.operations.iter().map(|operation| &operation.name).collect();
+    assert_eq!(names, [&first, &second], "both listed, in creation order");
+}
+
+/// A FLUSHALL while a family job runs: the next job gets a fresh name and its own answer, and the
+/// running job, its record gone, stops and writes nothing (earlier, the next job took its name
+/// and the running job's end and items landed in the new job's record).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flushall_while_a_job_runs_stops_that_job_and_the_next_job_has_its_own_name_and_answer() {
+    let redis = Redis::start();
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("replica.log");
+    let url = redis.url();
+    let flags = ["--shared-cache", &url, "--metrics-listen", "127.0.0.1:0", "--max-jobs", "2"];
+    let a = TestServer::start_logging(&flags, "info", &log);
+    let (mut solver, mut client) = (a.client().await, operations(&a).await);
+    // Nine quick boards (10×1 … 10×9), then the 10×10 that takes minutes.
+    let family = solver.explore(full_boards((10, 10), (1, 10))).await.unwrap().into_inner().name;
+    wait_for_job(&mut client, &family, Duration::from_secs(120), |progress| progress.items_done >= 9).await;
+
+    let () = redis::cmd("FLUSHALL").query(&mut redis.connection().unwrap()).unwrap();
+    let solve = solver.explore(solve_job(board(2, 4))).await.unwrap().into_inner().name;
+    assert_ne!(solve, family, "a name was given twice");
+    let done = wait_done(&mut client, &solve, Duration::from_secs(60)).await;
+    let result = job_result(&done);
+    let expected = common::engine_value(&board(2, 4));
+    match &result.answer {
+        Some(proto::explore_result::Answer::Solve(answer)) => assert_eq!(answer.grundy, expected.nimber()),
+        other => panic!("expected the 2×4 board's answer, got {other:?} with {} rows", result.rows.len()),
+    }
+    assert!(result.rows.is_empty() && result.total_rows == 0, "no rows of the family job: {result:?}");
+
+    wait_until("the family job to stop", Duration::from_secs(30), || metric(&a, "nimber_jobs_running") == 0.0);
+    let status = client.get_operation(lro::GetOperationRequest { name: family.clone() }).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::NotFound, "{status:?}");
+    for suffix in [format!("record/{family}"), format!("items/{family}")] {
+        assert!(redis.keys(&jobs_key(&suffix)).is_empty(), "the stopped job wrote {suffix}");
+    }
+    let again = client.get_operation(lro::GetOperationRequest { name: solve.clone() }).await.unwrap().into_inner();
+    assert_eq!(again, done, "the new job's record is its own");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let line = text.lines().find(|line| line.contains("vanished") && line.contains(&family));
+    assert!(line.is_some_and(|line| line.contains("ERROR")), "no ERROR line about the vanished job:\n{text}");
+}
+
+/// Keys of the wrong type where the job store keeps its sets: Explore fails with UNAVAILABLE and
+/// creates nothing (earlier the creation script wrote the request id and the record, then failed,
+/// leaving a job that never ran, which a retry of the request id returned).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_of_the_wrong_type_create_nothing_and_a_retry_then_creates_a_real_job() {
+    let redis = Redis::start();
+    let a = replica(&redis, &[]);
+    let (mut solver, mut client) = (a.client().await, operations(&a).await);
+    let mut connection = redis.connection().unwrap();
+    for (turn, set) in ["names", "unfinished"].into_iter().enumerate() {
+        let () = redis::cmd("SET").arg(jobs_key(set)).arg("not a set").query(&mut connection).unwrap();
+        let request_id = format!("typed-{turn}");
+        let request = proto::ExploreRequest { request_id: request_id.clone(), ..full_boards((1, 3), (1, 3)) };
+        let patterns = ["record/*".to_string(), format!("request/{request_id}"), "items/*".to_string()];
+        let count = |pattern: &String| redis.keys(&jobs_key(pattern)).len();
+        let before: Vec<usize> = patterns.iter().map(count).collect();
+        let status = solver.explore(request.clone()).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unavailable, "{set}: {status:?}");
+        assert_eq!(patterns.iter().map(count).collect::<Vec<_>>(), before, "{set}: half created {patterns:?}");
+
+        let _: i64 = redis::cmd("DEL").arg(jobs_key(set)).query(&mut connection).unwrap();
+        let name = solver.explore(request).await.unwrap().into_inner().name;
+        let done = wait_done(&mut client, &name, Duration::from_secs(60)).await;
+        assert_eq!(sizes(&job_result(&done)), expected_sizes(3, 3), "{set}: the retry is a real job");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_id_reused_with_another_request_is_already_exists_on_every_replica() {
+    let redis = Redis::start();
+    let (a, b) = (replica(&redis, &[]), replica(&redis, &[]));
+    let first = proto::ExploreRequest { request_id: "fleet-key".into(), ..solve_job(board(2, 4)) };
+    let name = a.client().await.explore(first.clone()).await.unwrap().into_inner().name;
+    let other = proto::ExploreRequest { request_id: "fleet-key".into(), ..solve_job(board(3, 6)) };
+    for server in [&a, &b] {
+        let status = server.client().await.explore(other.clone()).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::AlreadyExists, "{status:?}");
+        assert!(status.message().contains("belongs to another request"), "{}", status.message());
+        assert!(status.message().contains(&name), "{}", status.message());
+        let again = server.client().await.explore(first.clone()).await.unwrap().into_inner();
+        assert_eq!(again.name, name, "the same request again is the same operation");
+    }
+    let listed = operations(&b).await.list_operations(lro::ListOperationsRequest::default()).await.unwrap();
+    assert_eq!(listed.into_inner().operations.len(), 1, "the other request created nothing");
+}
+
+/// With `--jobs-redis` the job records live in their own Redis, apart from the cache's; a Redis of
+/// job records that may evict is warned about once, at the first connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn job_records_live_in_the_jobs_redis_and_an_evicting_one_is_warned_about() {
+    let (cache, jobs) = (Redis::start(), Redis::start());
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("allkeys-lru")
+        .query(&mut cache.connection().unwrap())
+        .unwrap();
+    let log_dir = tempfile::tempdir().unwrap();
+    let (apart_log, together_log) = (log_dir.path().join("apart.log"), log_dir.path().join("together.log"));
+    let (cache_url, jobs_url) = (cache.url(), jobs.url());
+    let apart =
+        TestServer::start_logging(&["--shared-cache", &cache_url, "--jobs-redis", &jobs_url], "info", &apart_log);
+    let together = TestServer::start_logging(&["--shared-cache", &cache_url], "info", &together_log);
+    for server in [&apart, &together] {
+        let name = server.client().await.explore(full_boards((1, 2), (1, 2))).await.unwrap().into_inner().name;
+        let done = wait_done(&mut operations(server).await, &name, Duration::from_secs(60)).await;
+        assert_eq!(sizes(&job_result(&done)), expected_sizes(2, 2));
+    }
+    assert_eq!(jobs.keys(&jobs_key("record/*")).len(), 1, "the records of --jobs-redis");
+    assert_eq!(cache.keys(&jobs_key("record/*")).len(), 1, "the records of the replica without --jobs-redis");
+    drop((apart, together));
+    let warnings = |log: &std::path::Path| {
+        std::fs::read_to_string(log).unwrap().lines().filter(|line| line.contains("may evict keys")).count()
+    };
+    assert_eq!(warnings(&apart_log), 0, "the jobs Redis does not evict (noeviction)");
+    assert_eq!(warnings(&together_log), 1, "the cache's Redis evicts (allkeys-lru): one warning");
 }

@@ -163,6 +163,36 @@ async fn the_same_request_id_returns_the_same_operation() {
     assert_ne!(first, other);
 }
 
+/// A request id is an idempotency key: the same request again is the same operation, another
+/// request with it is refused (it used to get the first request's operation, and its answer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_id_reused_with_another_request_is_already_exists() {
+    let server = TestServer::start();
+    let mut solver = server.client().await;
+    let solve = |rows, columns| proto::ExploreRequest {
+        request_id: "idempotency-key".into(),
+        job: Some(Job::Solve(proto::SolveRequest { position: Some(board(rows, columns)), id: String::new() })),
+        ..Default::default()
+    };
+    let name = solver.explore(solve(2, 4)).await.unwrap().into_inner().name;
+    let longer =
+        proto::ExploreRequest { max_duration: Some(prost_types::Duration { seconds: 60, nanos: 0 }), ..solve(2, 4) };
+    for other in [solve(3, 6), longer] {
+        let status = solver.explore(other).await.unwrap_err();
+        assert_eq!(status.code(), Code::AlreadyExists, "{status:?}");
+        assert!(
+            status.message().contains("request_id \"idempotency-key\" belongs to another request"),
+            "{}",
+            status.message()
+        );
+        assert!(status.message().contains(&name), "{}", status.message());
+    }
+    assert_eq!(solver.explore(solve(2, 4)).await.unwrap().into_inner().name, name);
+    let mut client = operations(&server).await;
+    let listed = client.list_operations(lro::ListOperationsRequest::default()).await.unwrap().into_inner();
+    assert_eq!(listed.operations.len(), 1, "the other requests created nothing");
+}
+
 /// A 10×10 full board takes minutes: longer than any of these tests waits.
 fn ten_by_ten_solve() -> proto::ExploreRequest {
     proto::ExploreRequest {
@@ -426,8 +456,8 @@ async fn jobs_past_the_queue_limit_are_refused_and_the_metrics_count_them() {
     let scraped = scrape(&url);
     assert_eq!(sample(&scraped, "nimber_jobs_running"), 0.0);
     assert_eq!(sample(&scraped, "nimber_jobs_queued"), 0.0);
-    // The queued job was cancelled before it ran: only the running one ended a run.
-    assert_eq!(sample(&scraped, "nimber_jobs_ended_total{state=\"cancelled\"}"), 1.0);
+    // Every cancel that ended a job counts: the queued one's as well as the running one's.
+    assert_eq!(sample(&scraped, "nimber_jobs_ended_total{state=\"cancelled\"}"), 2.0);
     assert_eq!(sample(&scraped, "nimber_jobs_ended_total{state=\"succeeded\"}"), 0.0);
 }
 
@@ -452,6 +482,67 @@ async fn a_job_past_its_max_duration_fails_with_deadline_exceeded() {
     }
     let elapsed = Duration::try_from(progress(&done).elapsed.unwrap()).unwrap();
     assert!(elapsed >= Duration::from_secs(1), "ran {elapsed:?}");
+}
+
+/// Durations outside what google.protobuf.Duration allows are refused, naming the field and the
+/// limit: a max_duration of 2^63−1 s used to pass and then panic the job thread, and nanos out of
+/// range or of the other sign than seconds were taken as they came.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durations_out_of_range_or_of_mixed_signs_are_invalid_arguments() {
+    let server = TestServer::start();
+    let mut solver = server.client().await;
+    let duration = |seconds, nanos| Some(prost_types::Duration { seconds, nanos });
+    for (max_duration, field, says) in [
+        (duration(i64::MAX, 0), "max_duration.seconds", "the limit is 315576000000"),
+        (duration(315_576_000_001, 0), "max_duration.seconds", "the limit is 315576000000"),
+        (duration(1, 1_000_000_000), "max_duration.nanos", "the limit is ±999999999"),
+        (duration(0, -1_000_000_000), "max_duration.nanos", "the limit is ±999999999"),
+        (duration(1, -5), "max_duration", "opposite signs"),
+        (duration(-1, 0), "max_duration", "negative"),
+        (duration(0, 0), "max_duration", "positive"),
+    ] {
+        let request = proto::ExploreRequest { max_duration, ..full_boards((1, 2), (1, 2)) };
+        let status = solver.explore(request).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{max_duration:?}: {status:?}");
+        assert!(status.message().starts_with(field), "{max_duration:?}: {}", status.message());
+        assert!(status.message().contains(says), "{max_duration:?}: {}", status.message());
+    }
+    // The longest valid one runs (and ends) like any other job.
+    let longest =
+        proto::ExploreRequest { max_duration: duration(315_576_000_000, 999_999_999), ..full_boards((1, 2), (1, 2)) };
+    let name = solver.explore(longest).await.unwrap().into_inner().name;
+    let mut client = operations(&server).await;
+    assert_eq!(progress(&wait_done(&mut client, &name).await).state(), ExploreState::Succeeded);
+
+    for (timeout, field) in [(duration(1, -5), "timeout"), (duration(0, 2_000_000_000), "timeout.nanos")] {
+        let request = lro::WaitOperationRequest { name: name.clone(), timeout };
+        let status = client.wait_operation(request).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{timeout:?}: {status:?}");
+        assert!(status.message().starts_with(field), "{timeout:?}: {}", status.message());
+    }
+}
+
+/// A page token is only what this server gave: the decimal of a row, nothing that merely parses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_token_the_server_did_not_give_is_an_invalid_argument() {
+    let server = TestServer::start();
+    let mut solver = server.client().await;
+    let name = solver.explore(full_boards((1, 3), (1, 3))).await.unwrap().into_inner().name;
+    wait_done(&mut operations(&server).await, &name).await;
+    let page = |page_token: &str| proto::ListExploreRowsRequest {
+        name: name.clone(),
+        page_size: 2,
+        page_token: page_token.into(),
+    };
+    let first = solver.list_explore_rows(page("")).await.unwrap().into_inner();
+    assert_eq!(first.next_page_token, "2");
+    let second = solver.list_explore_rows(page("2")).await.unwrap().into_inner();
+    assert_eq!(second.rows.len(), 2);
+    for token in ["+2", "02", " 2", "2 ", "-0", "0x2", "10"] {
+        let status = solver.list_explore_rows(page(token)).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{token:?}: {status:?}");
+        assert!(status.message().contains("page_token"), "{token:?}: {}", status.message());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -104,13 +104,18 @@ impl SharedCacheConfig {
     /// Parses `redis://[user:password@]HOST:PORT[/DB]` or `rediss://…` (TLS), with the default
     /// bounds. The error never repeats the URL (it may hold a password).
     pub fn parse(url: &str) -> Result<Self, String> {
+        Self::parse_flag("--shared-cache", url)
+    }
+
+    /// [`SharedCacheConfig::parse`] of the value of `flag`, which the error names.
+    pub fn parse_flag(flag: &str, url: &str) -> Result<Self, String> {
         const FORM: &str = "redis://[USER:PASSWORD@]HOST:PORT[/DB] or rediss://… for TLS";
         let scheme = url.split("://").next().unwrap_or_default();
         if !url.contains("://") || !matches!(scheme, "redis" | "rediss") {
-            return Err(format!("--shared-cache must be a URL of the form {FORM}"));
+            return Err(format!("{flag} must be a URL of the form {FORM}"));
         }
         let client = redis::Client::open(url)
-            .map_err(|error| format!("--shared-cache is not a valid Redis URL ({FORM}): {}", describe(&error)))?;
+            .map_err(|error| format!("{flag} is not a valid Redis URL ({FORM}): {}", describe(&error)))?;
         let info = client.get_connection_info();
         let target = format!("{scheme}://{}/{}", info.addr(), info.redis_settings().db());
         Ok(Self {

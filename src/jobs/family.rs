@@ -73,13 +73,44 @@ fn in_position(job: &str, error: InvalidArgument) -> InvalidArgument {
     }
 }
 
+/// The most seconds of a `google.protobuf.Duration` (about 10 000 years), the range its definition gives.
+pub const MAX_DURATION_SECONDS: i64 = 315_576_000_000;
+
+/// The duration of the request's `field`, if it is a valid `google.protobuf.Duration` that is not
+/// negative: `nanos` within ±999 999 999 and of the sign of `seconds`, `seconds` at most
+/// [`MAX_DURATION_SECONDS`].
+pub fn duration_from_proto(
+    field: &str,
+    duration: &prost_types::Duration,
+) -> Result<std::time::Duration, InvalidArgument> {
+    let prost_types::Duration { seconds, nanos } = *duration;
+    if !(-999_999_999..=999_999_999).contains(&nanos) {
+        let problem = format!("is {nanos}; the limit is ±999999999 (whole seconds go in {field}.seconds)");
+        return Err(InvalidArgument::field(format!("{field}.nanos"), problem));
+    }
+    if (seconds > 0 && nanos < 0) || (seconds < 0 && nanos > 0) {
+        let problem = format!("has seconds {seconds} and nanos {nanos}: they must not have opposite signs");
+        return Err(InvalidArgument::field(field, problem));
+    }
+    if seconds < 0 || nanos < 0 {
+        return Err(InvalidArgument::field(field, "must not be negative"));
+    }
+    if seconds > MAX_DURATION_SECONDS {
+        return Err(InvalidArgument::field(
+            format!("{field}.seconds"),
+            format!("is {seconds}; the limit is {MAX_DURATION_SECONDS} (about 10 000 years)"),
+        ));
+    }
+    Ok(std::time::Duration::new(seconds as u64, nanos as u32))
+}
+
 /// Validates an Explore request into its job, naming the field and the limit when it is not acceptable.
 pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidArgument> {
     if request.request_id.chars().count() > MAX_REQUEST_ID {
         return Err(InvalidArgument::field("request_id", format!("has more than {MAX_REQUEST_ID} characters")));
     }
     if let Some(duration) = &request.max_duration {
-        if duration.seconds < 0 || duration.nanos < 0 || (duration.seconds == 0 && duration.nanos == 0) {
+        if duration_from_proto("max_duration", duration)?.is_zero() {
             return Err(InvalidArgument::field("max_duration", "must be positive when set"));
         }
     }

@@ -2,8 +2,8 @@
 //!
 //! A job is a validated [`family::Job`]; its record (request, progress, result or error) lives in
 //! its own sled database (`--jobs-dir`), separate from the memo store, which may be moved aside
-//! and rebuilt; with `--shared-cache` it lives in Redis instead, shared by the fleet
-//! ([`shared::RedisJobs`]). Every finished item of a family is recorded there too, so a resumed job recomputes
+//! and rebuilt; with `--jobs-redis` (or `--shared-cache`) it lives in Redis instead, shared by the
+//! fleet ([`shared::RedisJobs`]). Names are UUIDv7s ([`new_name`]), never given twice. Every finished item of a family is recorded there too, so a resumed job recomputes
 //! nothing it had finished; finished board components come back through the memo. The
 //! [`runner::Runner`] runs jobs on its own threads; [`operations`] serves them over gRPC.
 
@@ -31,7 +31,7 @@ pub const RESULT_TYPE_URL: &str = "type.googleapis.com/nimber.v1.ExploreResult";
 /// Everything remembered about a job, stored prost-encoded under its name.
 #[derive(Clone, PartialEq, Message)]
 pub struct JobRecord {
-    /// The operation name, `operations/<16 hex digits>`.
+    /// The operation name, `operations/` and a UUIDv7 ([`new_name`]).
     #[prost(string, tag = "1")]
     pub name: String,
     /// The request as accepted.
@@ -98,6 +98,28 @@ impl JobRecord {
     }
 }
 
+/// A fresh operation name: `operations/` and a UUIDv7 in its hyphenated form, 48 bits of the Unix
+/// time in milliseconds then 74 random bits. Nothing is counted, so no store can lose the count: a
+/// name is never given twice, across replicas and after Redis loses keys; and names made later
+/// sort after (in this process always, across replicas as far as their clocks agree), so names
+/// list in creation order. The stores refuse to create a record whose name is taken anyway.
+pub fn new_name() -> String {
+    format!("{NAME_PREFIX}{}", uuid::Uuid::now_v7().hyphenated())
+}
+
+/// Whether `name` has the form of an operation name: a UUIDv7 as [`new_name`] writes it, or the 16
+/// hex digits of the names of earlier versions (still in job stores kept across an upgrade; they
+/// sort before the new ones).
+pub fn is_name(name: &str) -> bool {
+    name.strip_prefix(NAME_PREFIX).is_some_and(|id| {
+        let legacy = id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit());
+        let uuid = uuid::Uuid::try_parse(id).is_ok_and(|uuid| {
+            uuid.get_version() == Some(uuid::Version::SortRand) && uuid.hyphenated().to_string() == id
+        });
+        legacy || uuid
+    })
+}
+
 /// Whether `state` is one a job ends in.
 pub fn is_final(state: ExploreState) -> bool {
     matches!(state, ExploreState::Succeeded | ExploreState::Failed | ExploreState::Cancelled)
@@ -108,13 +130,15 @@ pub fn status(code: tonic::Code, message: impl Into<String>) -> Status {
     Status { code: code as i32, message: message.into(), details: Vec::new() }
 }
 
-/// Why the job store failed: sled (the default) or Redis (with `--shared-cache`).
+/// Why the job store failed: sled (the default) or Redis (with `--jobs-redis` or `--shared-cache`).
 #[derive(Debug)]
 pub enum StoreError {
     /// The local sled job store failed.
     Sled(sled::Error),
     /// Redis failed or did not answer in time (the kind of error, never the URL).
     Redis(String),
+    /// A new record's name is taken already (never, with [`new_name`]'s names): nothing was created.
+    NameTaken(String),
 }
 
 impl std::fmt::Display for StoreError {
@@ -122,6 +146,7 @@ impl std::fmt::Display for StoreError {
         match self {
             StoreError::Sled(error) => write!(formatter, "{error}"),
             StoreError::Redis(error) => write!(formatter, "the shared job store (Redis) failed: {error}"),
+            StoreError::NameTaken(name) => write!(formatter, "operation name {name} is taken; nothing was created"),
         }
     }
 }
@@ -143,28 +168,39 @@ impl From<redis::RedisError> for StoreError {
 /// A failed call of the job store.
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// What [`JobRecords::put`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Put {
+    /// The record was saved.
+    Saved,
+    /// Nothing was saved: the stored record has ended (the first end wins).
+    Ended,
+    /// Nothing was saved: the job has no record any more (deleted, or lost by the store, as by a
+    /// flushed or evicting Redis). Its run must stop: nothing of it is written again.
+    Gone,
+}
+
 /// The durable job list: records by name, request ids, finished family items, and (when shared
 /// by a fleet) who runs which job. Every call is blocking I/O: call from a blocking thread.
 pub trait JobRecords: Send + Sync {
-    /// A fresh operation name, unique among everyone using these records, increasing, so names
-    /// list in creation order.
-    fn new_name(&self) -> StoreResult<String>;
-
     /// The record of `name`, if there is one (a record that does not decode counts as missing, and
     /// is logged).
     fn get(&self, name: &str) -> StoreResult<Option<JobRecord>>;
 
-    /// Saves `record`, unless the stored record has ended (succeeded, failed or cancelled): in one
-    /// atomic step, so the first end wins and is never overwritten, say a cancel from another
-    /// replica by the job's own success a moment later. Returns whether `record` was saved.
-    fn put(&self, record: &JobRecord) -> StoreResult<bool>;
+    /// Saves `record` over the stored one, unless that has ended (succeeded, failed or cancelled)
+    /// or is gone: in one atomic step, so the first end wins and is never overwritten, say a
+    /// cancel from another replica by the job's own success a moment later, and a job writes only
+    /// its own record, never one made anew. Returns what it did.
+    fn put(&self, record: &JobRecord) -> StoreResult<Put>;
 
     /// The name of the operation created for `request_id`, if any.
     fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>>;
 
-    /// Saves a new `record`, reachable by its request id when it has one; if that request id names
-    /// an operation already, saves nothing and returns that operation's name.
-    fn create(&self, record: &JobRecord) -> StoreResult<Option<String>>;
+    /// Saves a new `record`, reachable by its request id when it has one, whole or not at all; if
+    /// that request id names an operation whose record exists, saves nothing and returns that
+    /// record (a request id whose record is gone names nothing: it is taken anew). A name whose
+    /// record exists is [`StoreError::NameTaken`].
+    fn create(&self, record: &JobRecord) -> StoreResult<Option<JobRecord>>;
 
     /// Deletes a record, its request id and its items.
     fn delete(&self, record: &JobRecord) -> StoreResult<()>;
@@ -175,8 +211,9 @@ pub trait JobRecords: Send + Sync {
     /// The indexes of the finished items of job `name`.
     fn finished_items(&self, name: &str) -> StoreResult<std::collections::HashSet<u64>>;
 
-    /// Saves one finished item of job `name`.
-    fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<()>;
+    /// Saves one finished item of job `name` while the job has a record and has not ended; returns
+    /// whether it was saved (if not, the job's run must stop).
+    fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<bool>;
 
     /// At most `limit` recorded rows of job `name`, from row `start` on, in order. A row that does
     /// not decode is skipped (and logged).
@@ -245,29 +282,21 @@ impl JobStore {
 }
 
 impl JobRecords for JobStore {
-    fn new_name(&self) -> StoreResult<String> {
-        Ok(format!("{NAME_PREFIX}{:016x}", self.db.generate_id()?))
-    }
-
     fn get(&self, name: &str) -> StoreResult<Option<JobRecord>> {
         Ok(self.records.get(name)?.and_then(|bytes| decode_record(name, &bytes)))
     }
 
     /// A compare-and-swap against the record read: the runner serializes its own transitions, and
     /// this keeps the first end even for a caller that does not.
-    fn put(&self, record: &JobRecord) -> StoreResult<bool> {
+    fn put(&self, record: &JobRecord) -> StoreResult<Put> {
         let (key, bytes) = (record.name.as_bytes(), record.encode_to_vec());
         loop {
-            let stored = self.records.get(key)?;
-            if stored
-                .as_ref()
-                .and_then(|stored| decode_record(&record.name, stored))
-                .is_some_and(|stored| stored.is_done())
-            {
-                return Ok(false);
+            let Some(stored) = self.records.get(key)? else { return Ok(Put::Gone) };
+            if decode_record(&record.name, &stored).is_some_and(|stored| stored.is_done()) {
+                return Ok(Put::Ended);
             }
-            if self.records.compare_and_swap(key, stored, Some(bytes.as_slice()))?.is_ok() {
-                return Ok(true);
+            if self.records.compare_and_swap(key, Some(stored), Some(bytes.as_slice()))?.is_ok() {
+                return Ok(Put::Saved);
             }
         }
     }
@@ -276,20 +305,38 @@ impl JobRecords for JobStore {
         Ok(self.request_ids.get(request_id)?.map(|name| String::from_utf8_lossy(&name).into_owned()))
     }
 
-    /// The runner creates records under its own lock, so looking the request id up first is enough.
-    fn create(&self, record: &JobRecord) -> StoreResult<Option<String>> {
-        let request_id = request_id(record);
-        if !request_id.is_empty() {
-            if let Some(name) = self.name_for_request_id(request_id)? {
-                return Ok(Some(name));
+    /// One sled transaction over the records and the request ids.
+    fn create(&self, record: &JobRecord) -> StoreResult<Option<JobRecord>> {
+        use sled::transaction::{abort, TransactionError};
+        use sled::Transactional;
+        let (name, bytes, request_id) = (record.name.as_bytes(), record.encode_to_vec(), request_id(record));
+        let created = (&self.records, &self.request_ids).transaction(|(records, request_ids)| {
+            if !request_id.is_empty() {
+                if let Some(existing) = request_ids.get(request_id)? {
+                    let existing_name = String::from_utf8_lossy(&existing).into_owned();
+                    if let Some(stored) =
+                        records.get(&existing)?.and_then(|bytes| decode_record(&existing_name, &bytes))
+                    {
+                        return Ok(Some(stored));
+                    }
+                }
             }
-        }
-        self.put(record)?;
-        if !request_id.is_empty() {
-            self.request_ids.insert(request_id, record.name.as_bytes())?;
-        }
+            if records.get(name)?.is_some() {
+                return abort(());
+            }
+            records.insert(name, bytes.as_slice())?;
+            if !request_id.is_empty() {
+                request_ids.insert(request_id, name)?;
+            }
+            Ok(None)
+        });
+        let existing = match created {
+            Ok(existing) => existing,
+            Err(TransactionError::Abort(())) => return Err(StoreError::NameTaken(record.name.clone())),
+            Err(TransactionError::Storage(error)) => return Err(error.into()),
+        };
         self.db.flush()?;
-        Ok(None)
+        Ok(existing)
     }
 
     fn delete(&self, record: &JobRecord) -> StoreResult<()> {
@@ -323,9 +370,12 @@ impl JobRecords for JobStore {
         Ok(indexes)
     }
 
-    fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<()> {
-        self.items(name)?.insert(index.to_be_bytes(), row.encode_to_vec())?;
-        Ok(())
+    fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<bool> {
+        let unfinished = self.get(name)?.is_some_and(|record| !record.is_done());
+        if unfinished {
+            self.items(name)?.insert(index.to_be_bytes(), row.encode_to_vec())?;
+        }
+        Ok(unfinished)
     }
 
     fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>> {
@@ -376,6 +426,18 @@ pub(crate) fn decode_record(name: &str, bytes: &[u8]) -> Option<JobRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operation_names_are_recognised() {
+        let (first, second) = (new_name(), new_name());
+        assert!(is_name(&first) && is_name(&second), "{first} {second}");
+        assert!(first < second, "names sort in creation order: {first} {second}");
+        assert!(is_name("operations/00000000000000ff"), "the names of earlier versions");
+        assert!(!is_name(&first.to_uppercase().replace("OPERATIONS", "operations")), "one spelling per name");
+        assert!(!is_name("operations/ff"));
+        assert!(!is_name("operations/6ba7b810-9dad-11d1-80b4-00c04fd430c8"), "a UUID of another version");
+        assert!(!is_name(&first.replace("operations/", "jobs/")));
+    }
 
     #[test]
     fn a_job_that_ended_is_never_overwritten_by_a_later_end_in_the_local_store() {

@@ -20,6 +20,7 @@ fn to_status(error: JobsError) -> Status {
         JobsError::NotFound(message) => Status::not_found(message),
         JobsError::FailedPrecondition(message) => Status::failed_precondition(message),
         JobsError::ResourceExhausted(message) => Status::resource_exhausted(message),
+        JobsError::AlreadyExists(message) => Status::already_exists(message),
         JobsError::Store(error) => Status::unavailable(format!("the job store failed: {error}")),
     }
 }
@@ -157,11 +158,8 @@ impl Operations for OperationsService {
     /// Waits until the operation is done, its `timeout` passes or the caller's deadline does.
     async fn wait_operation(&self, request: Request<lro::WaitOperationRequest>) -> Result<Response<Operation>, Status> {
         let request = request.into_inner();
-        let timeout = match request.timeout {
-            Some(timeout) => Some(
-                Duration::try_from(timeout)
-                    .map_err(|_| Status::invalid_argument("timeout must not be negative".to_string()))?,
-            ),
+        let timeout = match &request.timeout {
+            Some(timeout) => Some(super::family::duration_from_proto("timeout", timeout).map_err(|e| e.into_status())?),
             None => None,
         };
         let mut changes = self.runner.changes();

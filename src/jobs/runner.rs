@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::family::{self, Family, Job};
 use super::shared::RedisJobs;
-use super::{status, JobRecord, JobRecords, JobStore, StoreError, StoreResult};
+use super::{status, JobRecord, JobRecords, JobStore, Put, StoreError, StoreResult};
 use crate::cache::{lock, RateLimit, SharedCacheConfig};
 use crate::convert::{self, InvalidArgument};
 use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, SearchContext, Stats, Value};
@@ -36,8 +36,9 @@ pub struct JobsConfig {
     pub table_limit: usize,
     /// The most jobs waiting to run; Explore beyond it is RESOURCE_EXHAUSTED.
     pub max_queued: usize,
-    /// The fleet's Redis (`--shared-cache`): job records live there instead of in `dir`, any
-    /// replica answers for any job, and a job whose replica died is resumed by another.
+    /// The fleet's Redis of the job records (`--jobs-redis`, by default the `--shared-cache` one):
+    /// job records live there instead of in `dir`, any replica answers for any job, and a job
+    /// whose replica died is resumed by another.
     pub shared: Option<SharedCacheConfig>,
 }
 
@@ -67,6 +68,8 @@ pub enum JobsError {
     FailedPrecondition(String),
     /// Too many jobs are waiting to run (`--max-queued-jobs`).
     ResourceExhausted(String),
+    /// The request id names the operation of another request.
+    AlreadyExists(String),
     /// The job store failed.
     Store(StoreError),
 }
@@ -94,10 +97,32 @@ struct Shared {
     transitions: Mutex<()>,
     stopping: AtomicBool,
     changes: tokio::sync::watch::Sender<u64>,
-    /// How many runs ended, by final state: succeeded, failed, cancelled.
-    ended: [AtomicU64; 3],
+    /// How many jobs ended here, by final state.
+    ended: EndedCounts,
     /// Failures of the checkpointer's store calls are logged at most once a minute.
     checkpoint_warnings: RateLimit,
+}
+
+/// How many jobs this runner ended, by final state: every end it saved counts once, a cancel
+/// of a queued job as well as the end of a run.
+#[derive(Default)]
+struct EndedCounts {
+    succeeded: AtomicU64,
+    failed: AtomicU64,
+    cancelled: AtomicU64,
+}
+
+impl EndedCounts {
+    /// Counts one job that ended in `state` (a state that is not an end counts nowhere).
+    fn count(&self, state: ExploreState) {
+        let counter = match state {
+            ExploreState::Succeeded => &self.succeeded,
+            ExploreState::Failed => &self.failed,
+            ExploreState::Cancelled => &self.cancelled,
+            _ => return,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// What the runner is doing, for the metrics.
@@ -225,6 +250,8 @@ enum Stopped {
     /// The stored request is no longer acceptable (a limit was lowered since it was accepted).
     Invalid(String),
     Store(StoreError),
+    /// The job's record ended or is gone meanwhile: its run writes nothing more.
+    Superseded,
 }
 
 impl From<Interrupted> for Stopped {
@@ -314,7 +341,10 @@ impl Runner {
         let _transition = lock(&shared.transitions);
         if !request.request_id.is_empty() {
             if let Some(name) = shared.store.name_for_request_id(&request.request_id)? {
-                return shared.existing(&name);
+                // A request id whose record is gone names nothing: the request is created anew.
+                if let Some(existing) = shared.store.get(&name)? {
+                    return shared.same_request(existing, &request);
+                }
             }
         }
         let queued = lock(&shared.queue).len();
@@ -324,12 +354,13 @@ impl Runner {
                 shared.config.max_queued
             )));
         }
-        let mut record = JobRecord { name: shared.store.new_name()?, request: Some(request), ..Default::default() };
+        let mut record = JobRecord { name: super::new_name(), request: Some(request.clone()), ..Default::default() };
         let progress = record.progress_mut();
         progress.set_state(ExploreState::Queued);
         progress.create_time = Some(SystemTime::now().into());
-        if let Some(name) = shared.store.create(&record)? {
-            return shared.existing(&name);
+        if let Some(existing) = shared.store.create(&record)? {
+            // Created meanwhile by another replica of the fleet.
+            return shared.same_request(existing, &request);
         }
         lock(&shared.queue).push_back(record.name.clone());
         shared.wake.notify_all();
@@ -360,7 +391,11 @@ impl Runner {
         }
         record.finish(ExploreState::Cancelled, Some(status(tonic::Code::Cancelled, "cancelled by CancelOperation")));
         // Not saved if the job ended meanwhile (on another replica of the fleet): it stays as it ended.
-        shared.store.put(&record)?;
+        match shared.store.put(&record)? {
+            Put::Saved => shared.ended.count(ExploreState::Cancelled),
+            Put::Ended => {}
+            Put::Gone => return Err(not_found(name)),
+        }
         shared.store.flush()?;
         // A cancelled job no longer waits: it frees its place in the queue (and the metric) at once.
         lock(&shared.queue).retain(|queued| queued != name);
@@ -402,7 +437,7 @@ impl Runner {
         let total = record.result.as_ref().map_or(0, |result| result.total_rows);
         let start = match page_token {
             "" => 0,
-            token => token.parse::<u64>().ok().filter(|&start| start <= total).ok_or_else(|| {
+            token => row_of_token(token).filter(|&start| start <= total).ok_or_else(|| {
                 JobsError::InvalidArgument(InvalidArgument::field(
                     "page_token",
                     format!("{token:?} is not a next_page_token this server gave"),
@@ -419,13 +454,13 @@ impl Runner {
     /// How many jobs wait, run and have ended, for the metrics. Cheap: two locks, no I/O.
     pub fn counts(&self) -> JobCounts {
         let shared = &self.shared;
-        let [succeeded, failed, cancelled] = shared.ended.each_ref().map(|count| count.load(Ordering::Relaxed));
+        let ended = &shared.ended;
         JobCounts {
             queued: lock(&shared.queue).len() as u64,
             running: lock(&shared.live).len() as u64,
-            succeeded,
-            failed,
-            cancelled,
+            succeeded: ended.succeeded.load(Ordering::Relaxed),
+            failed: ended.failed.load(Ordering::Relaxed),
+            cancelled: ended.cancelled.load(Ordering::Relaxed),
         }
     }
 
@@ -438,7 +473,7 @@ impl Runner {
         page_size: usize,
         page_token: &str,
     ) -> Result<(Vec<Operation>, String), JobsError> {
-        if !page_token.is_empty() && !is_name(page_token) {
+        if !page_token.is_empty() && !super::is_name(page_token) {
             return Err(JobsError::InvalidArgument(InvalidArgument::field(
                 "page_token",
                 format!("{page_token:?} is not a next_page_token this server gave"),
@@ -482,13 +517,14 @@ impl Runner {
     }
 }
 
-fn not_found(name: &str) -> JobsError {
-    JobsError::NotFound(format!("no operation named {name:?}"))
+/// The row a ListExploreRows page token starts at: only the decimal this server writes (no sign,
+/// no leading zero, no space).
+fn row_of_token(token: &str) -> Option<u64> {
+    token.parse::<u64>().ok().filter(|row| row.to_string() == token)
 }
 
-/// Whether `name` has the form of an operation name.
-fn is_name(name: &str) -> bool {
-    name.strip_prefix(super::NAME_PREFIX).is_some_and(|id| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+fn not_found(name: &str) -> JobsError {
+    JobsError::NotFound(format!("no operation named {name:?}"))
 }
 
 impl Shared {
@@ -496,10 +532,18 @@ impl Shared {
         self.changes.send_modify(|generation| *generation += 1);
     }
 
-    /// The operation of existing job `name` (found by its request id).
-    fn existing(&self, name: &str) -> Result<Operation, JobsError> {
-        let record = self.store.get(name)?.ok_or_else(|| not_found(name))?;
-        Ok(self.overlay(record).operation())
+    /// The operation of `existing`, the job of `request`'s request id, if it is the same request
+    /// (AIP-155); ALREADY_EXISTS if another request took the id first (as idempotency keys work).
+    fn same_request(&self, existing: JobRecord, request: &proto::ExploreRequest) -> Result<Operation, JobsError> {
+        let without_id =
+            |request: &proto::ExploreRequest| proto::ExploreRequest { request_id: String::new(), ..request.clone() };
+        if existing.request.as_ref().map(without_id) != Some(without_id(request)) {
+            return Err(JobsError::AlreadyExists(format!(
+                "request_id {:?} belongs to another request (operation {}); a different request needs a new request_id",
+                request.request_id, existing.name
+            )));
+        }
+        Ok(self.overlay(existing).operation())
     }
 
     /// `record` with the live counters of its run, if it is running.
@@ -561,8 +605,8 @@ impl Shared {
                 tracing::info!(name, "resuming a job whose replica stopped");
             }
             record.progress_mut().set_state(ExploreState::Running);
-            if !self.store.put(&record)? {
-                return Ok(()); // It ended meanwhile (cancelled on another replica of the fleet).
+            if self.store.put(&record)? != Put::Saved {
+                return Ok(()); // It ended meanwhile (cancelled on another replica of the fleet), or is gone.
             }
             let live = Arc::new(Live::start(&record, cpu_clock));
             lock(&self.live).insert(name.to_string(), live.clone());
@@ -576,7 +620,11 @@ impl Shared {
 
         let _transition = lock(&self.transitions);
         lock(&self.live).remove(name);
-        let Some(mut record) = self.store.get(name)? else { return Ok(()) };
+        let Some(mut record) = self.store.get(name)? else {
+            record_vanished(name);
+            self.changed();
+            return Ok(());
+        };
         if record.is_done() {
             // Cancelled on another replica of the fleet meanwhile.
             self.changed();
@@ -607,27 +655,32 @@ impl Shared {
                 record.finish(ExploreState::Failed, Some(status(tonic::Code::InvalidArgument, message)))
             }
             Ok(Err(Stopped::Store(error))) => return Err(error),
+            Ok(Err(Stopped::Superseded)) => {
+                // Its record ended or went between the item it could not save and the read above.
+                self.changed();
+                return Ok(());
+            }
             Err(_panic) => record.finish(
                 ExploreState::Failed,
                 Some(status(tonic::Code::Internal, "the job failed (an internal error; see the server log)")),
             ),
         }
-        if !self.store.put(&record)? {
-            // It ended first another way (cancelled on another replica of the fleet): that end stays.
-            tracing::info!(name, "job run ended after the job had been cancelled");
-            self.changed();
-            return Ok(());
+        match self.store.put(&record)? {
+            Put::Saved => {}
+            Put::Ended => {
+                // It ended first another way (cancelled on another replica of the fleet): that end stays.
+                tracing::info!(name, "job run ended after the job had been cancelled");
+                self.changed();
+                return Ok(());
+            }
+            Put::Gone => {
+                record_vanished(name);
+                self.changed();
+                return Ok(());
+            }
         }
         self.store.flush()?;
-        let ended = match record.state() {
-            ExploreState::Succeeded => Some(0),
-            ExploreState::Failed => Some(1),
-            ExploreState::Cancelled => Some(2),
-            _ => None,
-        };
-        if let Some(index) = ended {
-            self.ended[index].fetch_add(1, Ordering::Relaxed);
-        }
+        self.ended.count(record.state());
         self.changed();
         tracing::info!(name, state = ?record.state(), "job run ended");
         Ok(())
@@ -642,10 +695,11 @@ impl Shared {
     ) -> Result<proto::ExploreResult, Stopped> {
         let job = family::job_from_request(request).map_err(|error| Stopped::Invalid(error.message))?;
         let elapsed_before = live.elapsed_before;
+        // A deadline past what the clock can hold is no deadline.
         let deadline = request
             .max_duration
             .and_then(|limit| Duration::try_from(limit).ok())
-            .map(|limit| Instant::now() + limit.saturating_sub(elapsed_before));
+            .and_then(|limit| Instant::now().checked_add(limit.saturating_sub(elapsed_before)));
         let memo = CountingMemo { inner: &*self.memo, live };
         let mut solver = SearchContext::new(Budget::new(deadline, live.cancel.clone()), &memo);
         solver.table_limit = self.config.table_limit;
@@ -725,7 +779,9 @@ impl Shared {
                 grundy: value.nimber(),
                 cached,
             };
-            self.store.put_item(name, index as u64, &row)?;
+            if !self.store.put_item(name, index as u64, &row)? {
+                return Err(Stopped::Superseded);
+            }
             live.items_done.fetch_add(1, Ordering::Relaxed);
             add_stats(solver.stats);
         }
@@ -779,13 +835,23 @@ impl Shared {
             lock(&self.live).iter().map(|(name, live)| (name.clone(), live.clone())).collect();
         for (name, live) in running {
             let _transition = lock(&self.transitions);
-            if let Some(mut record) = self.store.get(&name)? {
-                record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
-                if !self.store.put(&record)? {
-                    // It ended: cancelled on another replica of the fleet.
+            let saved = match self.store.get(&name)? {
+                Some(mut record) => {
+                    record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
+                    self.store.put(&record)?
+                }
+                None => Put::Gone,
+            };
+            match saved {
+                Put::Saved => {}
+                // It ended: cancelled on another replica of the fleet.
+                Put::Ended => {
                     live.cancelled_by_user.store(true, Ordering::Relaxed);
                     live.cancel.store(true, Ordering::Relaxed);
                 }
+                // Its record is gone (a flushed or evicting Redis): the run stops, and the worker,
+                // finding no record, writes nothing and says so.
+                Put::Gone => live.cancel.store(true, Ordering::Relaxed),
             }
         }
         Ok(())
@@ -825,6 +891,15 @@ impl Shared {
     }
 }
 
+/// Says that job `name`'s record vanished while it ran (deleted behind the runner's back, or lost
+/// by the store: a `FLUSHALL` or an eviction in Redis): its run stopped and wrote nothing more.
+fn record_vanished(name: &str) {
+    tracing::error!(
+        name,
+        "the job's record vanished from the job store (flushed or evicted?); its run stopped and wrote nothing more"
+    );
+}
+
 /// Job threads yield to interactive calls: they run at nice 10 (Linux sets it per thread).
 fn lower_priority() {
     #[cfg(target_os = "linux")]
@@ -851,16 +926,4 @@ fn cpu_time(clock: libc::clockid_t) -> Duration {
         return Duration::ZERO;
     }
     Duration::new(time.tv_sec as u64, time.tv_nsec as u32)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn operation_names_are_recognised() {
-        assert!(is_name("operations/00000000000000ff"));
-        assert!(!is_name("operations/ff"));
-        assert!(!is_name("jobs/00000000000000ff"));
-    }
 }

@@ -1,24 +1,29 @@
-//! The job store of a fleet (`--shared-cache`): job records in Redis, so that every replica answers
-//! for every job, and leases, so that each job runs on one replica at a time and a job whose
-//! replica died is resumed by another.
+//! The job store of a fleet (`--jobs-redis`, by default the `--shared-cache` Redis): job records in
+//! Redis, so that every replica answers for every job, and leases, so that each job runs on one
+//! replica at a time and a job whose replica died is resumed by another.
 //!
 //! # Key schema in Redis (next to the values of [`crate::cache::shared`])
-//! - `nimber:v1:\0jobs/next`: the counter of operation names (`INCR`), unique across the fleet;
+//! Operation names are UUIDv7s ([`super::new_name`]): nothing in Redis counts them, so no lost key
+//! can make a name come round again.
 //! - `nimber:v1:\0jobs/names`: a sorted set of every operation name (all scored 0, so they sort
 //!   by name, which is creation order);
 //! - `nimber:v1:\0jobs/unfinished`: the set of the names of jobs not ended yet. Once created, a
-//!   record is written only while its name is in the set, and a record that ended only by the
-//!   script that takes the name out: the first end (say a cancel from another replica) is never
-//!   overwritten by a later one (the job's own success a moment later) nor by progress;
+//!   record is written only while it exists and its name is in the set, and a record that ended
+//!   only by the script that takes the name out: the first end (say a cancel from another
+//!   replica) is never overwritten by a later one (the job's own success a moment later) nor by
+//!   progress, and a job whose keys were lost (a `FLUSHALL`, an eviction) writes nothing more;
 //! - `nimber:v1:\0jobs/record/` ++ name: the prost-encoded [`JobRecord`];
-//! - `nimber:v1:\0jobs/request/` ++ request id: the name of its operation (`SET NX`, so a repeated
-//!   request maps to one operation across the fleet);
-//! - `nimber:v1:\0jobs/items/` ++ name: a hash, item index (decimal) -> prost-encoded row;
+//! - `nimber:v1:\0jobs/request/` ++ request id: the name of its operation (taken in the script
+//!   that creates the record, so a repeated request maps to one operation across the fleet);
+//! - `nimber:v1:\0jobs/items/` ++ name: a hash, item index (decimal) -> prost-encoded row, written
+//!   only while the job's record exists and it is unfinished;
 //! - `nimber:v1:\0jobs/lease/` ++ name: the lease of the replica running the job, a random token
 //!   with an expiry (`SET NX PX`), renewed about once a second while it runs, deleted at its end.
 //!
-//! Every call is bounded by `--shared-cache-timeout-ms`; a failed call is a job-store error
-//! (UNAVAILABLE to the client), never a crash.
+//! A script that writes more than one key checks every key's type (and everything else that can
+//! fail) before its first write, since Redis does not undo a script that fails half-way: a creation
+//! happens whole or not at all. Every call is bounded by `--shared-cache-timeout-ms`; a failed call
+//! is a job-store error (UNAVAILABLE to the client), never a crash.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -26,7 +31,7 @@ use std::time::Duration;
 
 use prost::Message;
 
-use super::{decode_record, decode_row, request_id, JobRecord, JobRecords, StoreResult, NAME_PREFIX};
+use super::{decode_record, decode_row, request_id, JobRecord, JobRecords, Put, StoreError, StoreResult};
 use crate::cache::{lock, RateLimit, SharedCacheConfig};
 use crate::proto;
 
@@ -40,23 +45,57 @@ const LIST_BATCH: usize = 100;
 const RENEW_SCRIPT: &str =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 
-/// Creates a record (KEYS[2]) under a request id (KEYS[1]) unless the id names an operation
-/// already: returns nothing when created, else that operation's name.
-const CREATE_SCRIPT: &str = "if redis.call('set', KEYS[1], ARGV[1], 'NX') then \
-     redis.call('set', KEYS[2], ARGV[2]) redis.call('zadd', KEYS[3], 0, ARGV[1]) \
-     redis.call('sadd', KEYS[4], ARGV[1]) return false \
-     else return redis.call('get', KEYS[1]) end";
+/// Creates the record of ARGV[1] (KEYS[1], bytes ARGV[2]), in the names (KEYS[2]) and the
+/// unfinished jobs (KEYS[3]) and, given KEYS[4], under its request id. Returns nothing when
+/// created; the stored record (bytes) when the request id names an operation whose record (key
+/// ARGV[3] ++ name) exists; 0 when the name is taken. Every key's type is checked first, and the
+/// `#!lua` line makes Redis refuse the whole script when it is out of memory, before it runs: it
+/// either writes every key or none.
+const CREATE_SCRIPT: &str = "#!lua
+local expected = {'string', 'zset', 'set', 'string'}
+local labels = {'the record', 'jobs/names', 'jobs/unfinished', 'the request id'}
+for i, key in ipairs(KEYS) do
+  local found = redis.call('type', key)['ok']
+  if found ~= 'none' and found ~= expected[i] then
+    return redis.error_reply('ERR ' .. labels[i] .. ' holds a ' .. found .. ', not a ' .. expected[i] .. ' (WRONGTYPE); nothing was created')
+  end
+end
+if KEYS[4] then
+  local existing = redis.call('get', KEYS[4])
+  if existing then
+    local record_key = ARGV[3] .. existing
+    local found = redis.call('type', record_key)['ok']
+    if found ~= 'none' and found ~= 'string' then
+      return redis.error_reply('ERR the record of the request id holds a ' .. found .. ' (WRONGTYPE); nothing was created')
+    end
+    local stored = redis.call('get', record_key)
+    if stored then return stored end
+  end
+end
+if redis.call('exists', KEYS[1]) == 1 then return 0 end
+redis.call('set', KEYS[1], ARGV[2])
+redis.call('zadd', KEYS[2], 0, ARGV[1])
+redis.call('sadd', KEYS[3], ARGV[1])
+if KEYS[4] then redis.call('set', KEYS[4], ARGV[1]) end
+return false";
 
-/// Saves a record of a job not ended (KEYS[1]) only while it is unfinished (in set KEYS[2]):
-/// returns 1 when saved.
-const PUT_UNFINISHED_SCRIPT: &str =
-    "if redis.call('sismember', KEYS[2], ARGV[1]) == 1 then redis.call('set', KEYS[1], ARGV[2]) return 1 end return 0";
+/// Saves a record of a job not ended (KEYS[1]) only while it exists and is unfinished (in set
+/// KEYS[2]): returns 1 when saved, 0 when it ended, -1 when it is gone.
+const PUT_UNFINISHED_SCRIPT: &str = "if redis.call('exists', KEYS[1]) == 0 then return -1 end \
+     if redis.call('sismember', KEYS[2], ARGV[1]) == 0 then return 0 end \
+     redis.call('set', KEYS[1], ARGV[2]) return 1";
 
-/// Saves a record that ended (KEYS[1]) only if it is the first end: it takes the job out of the
-/// unfinished set (KEYS[2]), so any later end (or progress) finds it gone and writes nothing.
-/// Returns 1 when saved.
-const PUT_ENDED_SCRIPT: &str =
-    "if redis.call('srem', KEYS[2], ARGV[1]) == 1 then redis.call('set', KEYS[1], ARGV[2]) return 1 end return 0";
+/// Saves a record that ended (KEYS[1]) only if it exists and this is the first end: it takes the
+/// job out of the unfinished set (KEYS[2]), so any later end (or progress) finds it gone and
+/// writes nothing. Returns 1 when saved, 0 when it had ended, -1 when it is gone.
+const PUT_ENDED_SCRIPT: &str = "if redis.call('exists', KEYS[1]) == 0 then return -1 end \
+     if redis.call('srem', KEYS[2], ARGV[1]) == 1 then redis.call('set', KEYS[1], ARGV[2]) return 1 end return 0";
+
+/// Saves an item (field ARGV[2], row ARGV[3]) of job ARGV[1] in its hash (KEYS[1]) only while
+/// the job's record (KEYS[2]) exists and it is unfinished (in set KEYS[3]): returns 1 when saved.
+const PUT_ITEM_SCRIPT: &str =
+    "if redis.call('exists', KEYS[2]) == 1 and redis.call('sismember', KEYS[3], ARGV[1]) == 1 \
+     then redis.call('hset', KEYS[1], ARGV[2], ARGV[3]) return 1 end return 0";
 
 /// Deletes a lease if this replica still holds it.
 const RELEASE_SCRIPT: &str =
@@ -72,6 +111,8 @@ pub struct RedisJobs {
     tokens: Mutex<crate::random::SplitMix>,
     /// Failed renewals and releases are logged at most once a minute.
     warnings: RateLimit,
+    /// Whether Redis's eviction policy was looked at (once, at the first connection).
+    policy_checked: std::sync::atomic::AtomicBool,
 }
 
 fn key(kind: &str, name: &str) -> Vec<u8> {
@@ -84,10 +125,6 @@ fn names_key() -> Vec<u8> {
 
 fn unfinished_key() -> Vec<u8> {
     [crate::cache::shared::KEY_PREFIX, b"\0jobs/unfinished"].concat()
-}
-
-fn counter_key() -> Vec<u8> {
-    [crate::cache::shared::KEY_PREFIX, b"\0jobs/next"].concat()
 }
 
 impl RedisJobs {
@@ -104,6 +141,35 @@ impl RedisJobs {
             leases: Mutex::new(HashMap::new()),
             tokens: Mutex::new(crate::random::SplitMix::new(seed ^ 0x6a6f6273)),
             warnings: RateLimit::new(),
+            policy_checked: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Warns, once, when this Redis may evict keys: an evicted record or set loses jobs, and an
+    /// evicted lease lets a second replica run a job that runs. A Redis that refuses `CONFIG` (a
+    /// managed one may) is only mentioned at INFO.
+    fn check_eviction_policy(&self, connection: &mut redis::Connection) {
+        if self.policy_checked.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let target = self.config.target();
+        let reply: redis::RedisResult<HashMap<String, String>> =
+            redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query(connection);
+        match reply {
+            Ok(config) => match config.get("maxmemory-policy") {
+                Some(policy) if policy != "noeviction" => tracing::warn!(
+                    jobs_redis = target,
+                    policy,
+                    "the Redis of the job records may evict keys (maxmemory-policy {policy}), losing jobs: give the \
+                     jobs a Redis of their own (--jobs-redis) with maxmemory-policy noeviction and appendonly yes"
+                ),
+                _ => {}
+            },
+            Err(error) => tracing::info!(
+                jobs_redis = target,
+                error = crate::cache::shared::describe(&error),
+                "cannot read the eviction policy of the Redis of the job records (CONFIG GET refused); it must be noeviction"
+            ),
         }
     }
 
@@ -112,7 +178,11 @@ impl RedisJobs {
         let mut slot = lock(&self.connection);
         let connection = match slot.as_mut() {
             Some(connection) => connection,
-            None => slot.insert(self.config.connect()?),
+            None => {
+                let connection = slot.insert(self.config.connect()?);
+                self.check_eviction_policy(connection);
+                connection
+            }
         };
         let result = operation(connection);
         if result.is_err() {
@@ -127,11 +197,6 @@ impl RedisJobs {
 }
 
 impl JobRecords for RedisJobs {
-    fn new_name(&self) -> StoreResult<String> {
-        let id: u64 = self.call(|con| redis::cmd("INCR").arg(counter_key()).query(con))?;
-        Ok(format!("{NAME_PREFIX}{id:016x}"))
-    }
-
     fn get(&self, name: &str) -> StoreResult<Option<JobRecord>> {
         let bytes: Option<Vec<u8>> = self.call(|con| redis::cmd("GET").arg(key("record", name)).query(con))?;
         Ok(bytes.and_then(|bytes| decode_record(name, &bytes)))
@@ -139,7 +204,7 @@ impl JobRecords for RedisJobs {
 
     /// One script, atomic in Redis: a record that ended is saved only by the call that takes the
     /// job out of the unfinished set (the first end wins); one not ended only while the job is in it.
-    fn put(&self, record: &JobRecord) -> StoreResult<bool> {
+    fn put(&self, record: &JobRecord) -> StoreResult<Put> {
         let script = if record.is_done() { PUT_ENDED_SCRIPT } else { PUT_UNFINISHED_SCRIPT };
         let saved: i64 = self.call(|con| {
             redis::cmd("EVAL")
@@ -151,50 +216,41 @@ impl JobRecords for RedisJobs {
                 .arg(record.encode_to_vec())
                 .query(con)
         })?;
-        Ok(saved == 1)
+        Ok(match saved {
+            1 => Put::Saved,
+            0 => Put::Ended,
+            _ => Put::Gone,
+        })
     }
 
     fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>> {
         self.call(|con| redis::cmd("GET").arg(key("request", request_id)).query(con))
     }
 
-    /// One atomic step: with a request id, a script that creates only if the id is new; without, a
-    /// transaction.
-    fn create(&self, record: &JobRecord) -> StoreResult<Option<String>> {
+    /// One script, atomic in Redis, that checks every key before its first write.
+    fn create(&self, record: &JobRecord) -> StoreResult<Option<JobRecord>> {
         let (name, bytes) = (&record.name, record.encode_to_vec());
         let request_id = request_id(record);
-        self.call(|con| {
-            if request_id.is_empty() {
-                redis::pipe()
-                    .atomic()
-                    .cmd("SET")
-                    .arg(key("record", name))
-                    .arg(&bytes)
-                    .ignore()
-                    .cmd("ZADD")
-                    .arg(names_key())
-                    .arg(0)
-                    .arg(name)
-                    .ignore()
-                    .cmd("SADD")
-                    .arg(unfinished_key())
-                    .arg(name)
-                    .ignore()
-                    .query::<()>(con)
-                    .map(|()| None)
-            } else {
-                redis::cmd("EVAL")
-                    .arg(CREATE_SCRIPT)
-                    .arg(4)
-                    .arg(key("request", request_id))
-                    .arg(key("record", name))
-                    .arg(names_key())
-                    .arg(unfinished_key())
-                    .arg(name)
-                    .arg(&bytes)
-                    .query(con)
+        let reply: redis::Value = self.call(|con| {
+            let mut script = redis::cmd("EVAL");
+            script.arg(CREATE_SCRIPT).arg(if request_id.is_empty() { 3 } else { 4 });
+            script.arg(key("record", name)).arg(names_key()).arg(unfinished_key());
+            if !request_id.is_empty() {
+                script.arg(key("request", request_id));
             }
-        })
+            script.arg(name).arg(&bytes).arg(key("record", "")).query(con)
+        })?;
+        match reply {
+            redis::Value::Nil => Ok(None),
+            redis::Value::Int(0) => Err(StoreError::NameTaken(name.clone())),
+            redis::Value::BulkString(stored) => match decode_record(&format!("request/{request_id}"), &stored) {
+                Some(existing) => Ok(Some(existing)),
+                None => Err(StoreError::Redis(format!(
+                    "the operation of request id {request_id:?} has a record that does not decode"
+                ))),
+            },
+            other => Err(StoreError::Redis(format!("the creation script answered {other:?}"))),
+        }
     }
 
     fn delete(&self, record: &JobRecord) -> StoreResult<()> {
@@ -253,8 +309,20 @@ impl JobRecords for RedisJobs {
         Ok(fields.iter().filter_map(|field| field.parse().ok()).collect())
     }
 
-    fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<()> {
-        self.call(|con| redis::cmd("HSET").arg(key("items", name)).arg(index).arg(row.encode_to_vec()).query(con))
+    fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<bool> {
+        let saved: i64 = self.call(|con| {
+            redis::cmd("EVAL")
+                .arg(PUT_ITEM_SCRIPT)
+                .arg(3)
+                .arg(key("items", name))
+                .arg(key("record", name))
+                .arg(unfinished_key())
+                .arg(name)
+                .arg(index)
+                .arg(row.encode_to_vec())
+                .query(con)
+        })?;
+        Ok(saved == 1)
     }
 
     /// The rows of a succeeded job are the items `0..total_rows`, all present.
