@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use nimber::cache::{default_max_bytes, OnCorrupt, SharedCacheConfig, Store, StoreOptions};
+use nimber::cache::{default_max_bytes, OnCorrupt, SharedCacheConfig, SharedSecret, Store, StoreOptions};
 use nimber::games::{Budget, Memo, NoMemo, SearchContext, DEFAULT_TABLE_LIMIT};
 use nimber::judge::{judge, Problem};
 use nimber::limits;
@@ -164,6 +164,12 @@ struct ServeArgs {
     /// Most computed values waiting to be sent to the shared cache; more are dropped (counted).
     #[arg(long, env = "NIMBER_SHARED_CACHE_QUEUE", default_value_t = 65_536)]
     shared_cache_queue: usize,
+    /// A file holding the fleet's secret (at least 16 bytes; a final newline is ignored), which
+    /// authenticates the values in the shared cache (HMAC-SHA-256): every replica of a fleet needs
+    /// the same. Or the secret itself in NIMBER_SHARED_CACHE_SECRET. Without either, values from
+    /// Redis are trusted as they are.
+    #[arg(long, env = "NIMBER_SHARED_CACHE_SECRET_FILE")]
+    shared_cache_secret_file: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -225,6 +231,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             config.timeout = Duration::from_millis(args.shared_cache_timeout_ms.max(1));
             config.lease = Duration::from_millis(args.shared_cache_lease_ms.max(3));
             config.queue_limit = args.shared_cache_queue;
+            config.secret =
+                SharedSecret::configured(args.shared_cache_secret_file.as_deref(), std::env::var_os(SharedSecret::ENV))
+                    .map_err(anyhow::Error::msg)?;
             Some(config)
         }
         None => None,
