@@ -1,11 +1,12 @@
 //! Store benchmarks: `entries()` and `size_on_disk()` (what a metrics scrape reads) on stores of
-//! 10^3 and 10^6 values, which must cost the same, and the rate of puts written through to disk.
-//! Run: `cargo bench --bench store`.
+//! 10^3 and 10^6 values, which must cost the same, the rate of puts written through to disk, and
+//! what sealing and checking a value for the shared tier costs, with the fleet's secret (HMAC) and
+//! without (CRC-32). Run: `cargo bench --bench store`.
 
 use std::time::Instant;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use nimber::cache::Store;
+use nimber::cache::{check_value, seal_value, SharedSecret, Store};
 use nimber::games::{GameTag, Memo};
 use nimber::random::SplitMix;
 use nimber::testing::fill_store;
@@ -40,5 +41,24 @@ fn puts(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, counts, puts);
+/// One value as replicas write it to Redis and check it when read back: a component key of a
+/// 9×9 board's size (about 40 bytes), a value and a cost of typical sizes.
+fn shared_values(c: &mut Criterion) {
+    let key = [3u8; 40];
+    let secret = SharedSecret::from_bytes(b"0123456789abcdef0123456789abcdef", "the bench").unwrap();
+    for (name, secret) in
+        [("with a secret (format 3, HMAC-SHA-256)", Some(&secret)), ("without (format 2, CRC-32)", None)]
+    {
+        let sealed = seal_value(secret, &key, 5, 70_000);
+        assert_eq!(check_value(secret, &key, &sealed), Ok((5, 70_000)));
+        c.bench_function(&format!("shared/seal a value {name}"), |b| {
+            b.iter(|| seal_value(black_box(secret), black_box(&key), 5, 70_000))
+        });
+        c.bench_function(&format!("shared/check a value {name}"), |b| {
+            b.iter(|| check_value(black_box(secret), black_box(&key), black_box(&sealed)))
+        });
+    }
+}
+
+criterion_group!(benches, counts, puts, shared_values);
 criterion_main!(benches);

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use nimber::cache::{default_max_bytes, OnCorrupt, SharedCacheConfig, Store, StoreOptions};
+use nimber::cache::{default_max_bytes, OnCorrupt, SharedCacheConfig, SharedSecret, Store, StoreOptions};
 use nimber::games::{Budget, Memo, NoMemo, SearchContext, DEFAULT_TABLE_LIMIT};
 use nimber::judge::{judge, Problem};
 use nimber::limits;
@@ -180,6 +180,12 @@ struct ServeArgs {
     /// Calls are bounded by --shared-cache-timeout-ms. Never logged with its credentials.
     #[arg(long, env = "NIMBER_JOBS_REDIS", hide_env_values = true)]
     jobs_redis: Option<String>,
+    /// A file holding the fleet's secret (at least 16 bytes; a final newline is ignored), which
+    /// authenticates the values in the shared cache (HMAC-SHA-256): every replica of a fleet needs
+    /// the same. Or the secret itself in NIMBER_SHARED_CACHE_SECRET. Without either, values from
+    /// Redis are trusted as they are.
+    #[arg(long, env = "NIMBER_SHARED_CACHE_SECRET_FILE")]
+    shared_cache_secret_file: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -242,7 +248,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         config.queue_limit = args.shared_cache_queue;
         anyhow::Ok(config)
     };
-    let shared_cache = args.shared_cache.as_deref().map(|url| redis("--shared-cache", url)).transpose()?;
+    let shared_cache = match args.shared_cache.as_deref() {
+        Some(url) => {
+            let mut config = redis("--shared-cache", url)?;
+            config.secret =
+                SharedSecret::configured(args.shared_cache_secret_file.as_deref(), std::env::var_os(SharedSecret::ENV))
+                    .map_err(anyhow::Error::msg)?;
+            Some(config)
+        }
+        None => None,
+    };
     let jobs_redis = match args.jobs_redis.as_deref() {
         Some(url) => Some(redis("--jobs-redis", url)?),
         None => shared_cache.clone(),

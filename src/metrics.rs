@@ -19,7 +19,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 
-use crate::cache::Store;
+use crate::cache::{Rejection, Store};
 use crate::games::Stats;
 use crate::jobs::runner::Runner;
 use crate::tls::{Protocol, ServerTls};
@@ -359,7 +359,7 @@ impl Collector for StoreCollector {
                 ("nimber_shared_cache_misses", "Shared-cache lookups without a valid value", counts.misses),
                 (
                     "nimber_shared_cache_errors",
-                    "Shared-cache calls that failed (unreachable, slow, full) and damaged values found there",
+                    "Shared-cache calls that failed (unreachable, slow, full) and values rejected there",
                     counts.errors,
                 ),
                 (
@@ -377,9 +377,25 @@ impl Collector for StoreCollector {
                 let counter = ConstCounter::new(value);
                 counter.encode(encoder.encode_descriptor(name, help, None, counter.metric_type())?)?;
             }
+            let mut rejected = encoder.encode_descriptor(
+                "nimber_shared_cache_rejected",
+                "Values read from the shared cache and not served, by reason; each is recomputed and overwritten",
+                None,
+                prometheus_client::metrics::MetricType::Counter,
+            )?;
+            for (reason, count) in Rejection::ALL.into_iter().zip(counts.rejected) {
+                let label = RejectionLabel { reason: reason.label() };
+                ConstCounter::new(count).encode(rejected.encode_family(&label)?)?;
+            }
         }
         Ok(())
     }
+}
+
+/// The label of why a value read from the shared cache was rejected.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RejectionLabel {
+    reason: &'static str,
 }
 
 /// The label of a job's final state.

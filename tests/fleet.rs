@@ -7,6 +7,7 @@ mod common;
 use nimber::games::Value;
 use nimber::testing::{random_position, Kind, SMALL_SIDES};
 
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -114,6 +115,39 @@ fn replica(redis: &Redis, extra: &[&str]) -> TestServer {
     let mut flags = vec!["--shared-cache", &url, "--metrics-listen", "127.0.0.1:0"];
     flags.extend_from_slice(extra);
     TestServer::start_with(&flags)
+}
+
+/// [`replica`] with its store in `data_dir`.
+fn replica_in(redis: &Redis, data_dir: &Path, extra: &[&str]) -> TestServer {
+    let url = redis.url();
+    let mut flags = vec!["--shared-cache", &url, "--metrics-listen", "127.0.0.1:0"];
+    flags.extend_from_slice(extra);
+    TestServer::start_in(data_dir, &flags)
+}
+
+/// A fleet secret in a file of its own (with a final newline, as `echo` writes it).
+struct SecretFile {
+    _dir: tempfile::TempDir,
+    path: String,
+}
+
+impl SecretFile {
+    fn new(secret: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret");
+        std::fs::write(&path, format!("{secret}\n")).unwrap();
+        SecretFile { path: path.to_str().unwrap().to_string(), _dir: dir }
+    }
+
+    /// The flags of a replica with this secret.
+    fn flags(&self) -> [&str; 2] {
+        ["--shared-cache-secret-file", &self.path]
+    }
+}
+
+/// How many values `server` read from Redis and refused for `reason`.
+fn rejected(server: &TestServer, reason: &str) -> f64 {
+    metric(server, &format!("nimber_shared_cache_rejected_total{{reason=\"{reason}\"}}"))
 }
 
 fn metric(server: &TestServer, name: &str) -> f64 {
@@ -285,14 +319,21 @@ async fn redis_killed_under_load_costs_no_client_error_and_sharing_resumes_when_
     assert!(errors.is_empty(), "{} client errors, e.g. {:?}", errors.len(), errors.first());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_corrupt_value_in_redis_is_recomputed_and_overwritten_never_served() {
-    let redis = Redis::start();
-    let a = replica(&redis, &[]);
+/// A full 8×8 board solved by a replica with `flags`, stopped since: its answer, and the store keys
+/// of the values it left in Redis.
+async fn values_of_a_solved_board(redis: &Redis, flags: &[&str]) -> (proto::SolveResponse, Vec<Vec<u8>>) {
+    let a = replica(redis, flags);
     let on_a = solve(&a, full_board(8)).await;
     drop(a);
     let keys = redis.value_keys();
     assert!(!keys.is_empty());
+    (on_a, keys)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_value_in_redis_is_recomputed_and_overwritten_never_served() {
+    let redis = Redis::start();
+    let (on_a, keys) = values_of_a_solved_board(&redis, &[]).await;
     let mut connection = redis.connection().unwrap();
     for (i, key) in keys.iter().enumerate() {
         let redis_key = nimber::cache::value_key(key);
@@ -321,23 +362,269 @@ async fn a_corrupt_value_in_redis_is_recomputed_and_overwritten_never_served() {
     });
 }
 
+/// The store key of the one component of a full `size`×`size` board: the key a replica leases.
+fn top_level_key(size: usize) -> Vec<u8> {
+    let board = nimber::games::tetris::Board::new(&vec!["0".repeat(size); size]).unwrap();
+    let asked = std::cell::RefCell::new(Vec::new());
+    let _ = board.value_without_search(&|key| {
+        asked.borrow_mut().push(key.to_vec());
+        None
+    });
+    let asked = asked.into_inner();
+    assert_eq!(asked.len(), 1, "a full board is one component");
+    nimber::cache::store_key(nimber::games::GameTag::Tetris, &asked[0])
+}
+
+/// A value in format 2, as anyone who can write to Redis can make one: the version byte, the value
+/// and the cost as LEB128 varints, then a CRC-32 of the store key and those bytes.
+fn forged_format_2(key: &[u8], value: u64, cost: u64) -> Vec<u8> {
+    let mut bytes = vec![2];
+    for mut number in [value, cost] {
+        while number >= 0x80 {
+            bytes.push(number as u8 | 0x80);
+            number >>= 7;
+        }
+        bytes.push(number as u8);
+    }
+    let mut checksum = crc32fast::Hasher::new();
+    checksum.update(key);
+    checksum.update(&bytes);
+    bytes.extend_from_slice(&checksum.finalize().to_le_bytes());
+    bytes
+}
+
+fn get(connection: &mut redis::Connection, key: &[u8]) -> Vec<u8> {
+    redis::cmd("GET").arg(nimber::cache::value_key(key)).query(connection).unwrap()
+}
+
+fn set(connection: &mut redis::Connection, key: &[u8], value: &[u8]) {
+    let () = redis::cmd("SET").arg(nimber::cache::value_key(key)).arg(value).query(connection).unwrap();
+}
+
+/// Format 1 (the version byte, then the value in 8 bytes, no checksum) is an old sled format: in
+/// Redis such a value could be anything anyone wrote, so it is never served, nor copied into the
+/// replica's own store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_in_the_unchecked_format_1_in_redis_is_never_served_nor_copied_into_sled() {
+    let redis = Redis::start();
+    let (on_a, keys) = values_of_a_solved_board(&redis, &[]).await;
+    let mut connection = redis.connection().unwrap();
+    for key in &keys {
+        let true_value = nimber::cache::decode_value(key, &get(&mut connection, key)).expect("A's value").value;
+        let mut old = vec![nimber::cache::VALUE_FORMAT_V1];
+        old.extend_from_slice(&(true_value + 1).to_le_bytes());
+        set(&mut connection, key, &old);
+    }
+
+    let data = tempfile::tempdir().unwrap();
+    let b = replica_in(&redis, data.path(), &[]);
+    let on_b = solve(&b, full_board(8)).await;
+    assert_eq!((on_b.grundy, on_b.outcome), (on_a.grundy, on_a.outcome), "B served a format-1 value");
+    assert_eq!(positions_computed(&on_b), positions_computed(&on_a), "B served a format-1 value");
+    assert_eq!(metric(&b, "nimber_shared_cache_hits_total"), 0.0);
+    assert!(rejected(&b, "format") >= 1.0);
+    drop(b);
+    // B's store holds what B computed: alone, without Redis, B answers from it, rightly.
+    let b_alone = TestServer::start_in(data.path(), &[]);
+    let again = solve(&b_alone, full_board(8)).await;
+    assert_eq!((again.grundy, positions_computed(&again)), (on_a.grundy, 0), "{again:?}");
+}
+
+/// A CRC-32 detects damage, not forgery: a format-2 value with a valid checksum, which anyone who
+/// can write to Redis can make, is not served by a fleet with a secret, and is overwritten with an
+/// authentic value that the fleet then serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_value_with_a_valid_checksum_is_not_served_by_a_fleet_with_a_secret_and_is_overwritten() {
+    let redis = Redis::start();
+    let secret = SecretFile::new("the fleet's secret, 32 bytes long");
+    let (on_a, keys) = values_of_a_solved_board(&redis, &secret.flags()).await;
+    let wrong = on_a.grundy.unwrap() + 1;
+    let forgeries: Vec<Vec<u8>> = keys.iter().map(|key| forged_format_2(key, wrong, 1)).collect();
+    let mut connection = redis.connection().unwrap();
+    for (key, forged) in keys.iter().zip(&forgeries) {
+        assert_eq!(nimber::cache::decode_value(key, forged).map(|stored| stored.value), Some(wrong));
+        set(&mut connection, key, forged);
+    }
+
+    let b = replica(&redis, &secret.flags());
+    let on_b = solve(&b, full_board(8)).await;
+    assert_eq!((on_b.grundy, on_b.outcome), (on_a.grundy, on_a.outcome), "B served a forged value");
+    assert_eq!(positions_computed(&on_b), positions_computed(&on_a), "B served a forged value");
+    assert_eq!(metric(&b, "nimber_shared_cache_hits_total"), 0.0);
+    assert!(rejected(&b, "format") >= 1.0);
+    wait_until("the forgeries overwritten", Duration::from_secs(10), || {
+        keys.iter().zip(&forgeries).all(|(key, forged)| get(&mut connection, key) != *forged)
+    });
+    // What B wrote is authentic: another replica of the fleet is served it.
+    let c = replica(&redis, &secret.flags());
+    let on_c = solve(&c, full_board(8)).await;
+    assert_eq!((on_c.grundy, positions_computed(&on_c)), (on_a.grundy, 0), "{on_c:?}");
+}
+
+/// Replicas with different secrets are two fleets that happen to share a Redis: neither is served
+/// the other's values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_with_different_secrets_do_not_serve_each_others_values() {
+    let redis = Redis::start();
+    let (one, other) =
+        (SecretFile::new("one fleet's secret, long enough"), SecretFile::new("another fleet's secret, as long"));
+    let a = replica(&redis, &one.flags());
+    let on_a = solve(&a, full_board(8)).await;
+    assert!(positions_computed(&on_a) > 0, "{on_a:?}");
+    let b = replica(&redis, &other.flags());
+    let on_b = solve(&b, full_board(8)).await;
+    assert_eq!((on_b.grundy, on_b.outcome), (on_a.grundy, on_a.outcome));
+    assert_eq!(positions_computed(&on_b), positions_computed(&on_a), "B was served A's values");
+    assert_eq!(metric(&b, "nimber_shared_cache_hits_total"), 0.0);
+    assert!(rejected(&b, "unauthenticated") >= 1.0);
+}
+
+/// A value far longer than any value (64 MB) is not read past a few bytes: the solve is prompt and
+/// right, and what the replica computed overwrites it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_64_mb_value_in_redis_is_rejected_unread_and_overwritten() {
+    let alone = TestServer::start();
+    let truth = solve(&alone, full_board(7)).await;
+    drop(alone);
+    let redis = Redis::start();
+    let key = top_level_key(7);
+    let mut connection = redis.connection().unwrap();
+    set(&mut connection, &key, &vec![nimber::cache::VALUE_FORMAT_V2; 64 << 20]);
+
+    let b = replica(&redis, &[]);
+    let started = Instant::now();
+    let on_b = solve(&b, full_board(7)).await;
+    let took = started.elapsed();
+    assert_eq!((on_b.grundy, on_b.outcome), (truth.grundy, truth.outcome));
+    assert!(took < Duration::from_secs(5), "the solve took {took:?}");
+    wait_until("the 64 MB value overwritten", Duration::from_secs(10), || {
+        let length: usize = redis::cmd("STRLEN").arg(nimber::cache::value_key(&key)).query(&mut connection).unwrap();
+        length < 64 && nimber::cache::decode_value(&key, &get(&mut connection, &key)).map(|s| s.value) == truth.grundy
+    });
+    assert!(rejected(&b, "oversize") >= 1.0);
+}
+
+/// Runs `nimber serve` with `flags` and environment `env` and expects it to refuse to start with
+/// exactly one line on stderr; returns that line.
+fn refused_start(flags: &[&str], env: &[(&str, &str)]) -> String {
+    let data = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_nimber"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(flags)
+        .arg("--data-dir")
+        .arg(data.path().join("data"))
+        .arg("--jobs-dir")
+        .arg(data.path().join("jobs"))
+        .envs(env.iter().copied())
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "{flags:?} {env:?}: started");
+    assert_eq!(stderr.trim().lines().count(), 1, "{flags:?} {env:?}: {stderr}");
+    stderr.trim().to_string()
+}
+
+#[test]
+fn a_missing_empty_unreadable_or_short_secret_stops_the_server_with_one_line_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let (missing, empty, directory, short) = (path("missing"), path("empty"), path("directory"), path("short"));
+    std::fs::write(&empty, "\n").unwrap();
+    std::fs::create_dir(&directory).unwrap();
+    std::fs::write(&short, "hunter2\n").unwrap();
+    let cache = ["--shared-cache", "redis://127.0.0.1:1"];
+    for (file, says) in
+        [(&missing, "cannot read"), (&empty, "empty"), (&directory, "cannot read"), (&short, "16 bytes")]
+    {
+        let line = refused_start(&[&cache[..], &["--shared-cache-secret-file", file]].concat(), &[]);
+        assert!(line.contains(file.as_str()) && line.contains(says), "{line}");
+        assert!(!line.contains("hunter2"), "{line}");
+        let line = refused_start(&cache, &[("NIMBER_SHARED_CACHE_SECRET_FILE", file)]);
+        assert!(line.contains(file.as_str()) && line.contains(says), "{line}");
+    }
+    let line = refused_start(&cache, &[("NIMBER_SHARED_CACHE_SECRET", "hunter2")]);
+    assert!(line.contains("NIMBER_SHARED_CACHE_SECRET") && line.contains("16 bytes"), "{line}");
+    assert!(!line.contains("hunter2"), "{line}");
+    let both = [
+        ("NIMBER_SHARED_CACHE_SECRET", "a secret long enough for a fleet"),
+        ("NIMBER_SHARED_CACHE_SECRET_FILE", &short),
+    ];
+    let line = refused_start(&cache, &both);
+    assert!(line.contains("NIMBER_SHARED_CACHE_SECRET") && line.contains("--shared-cache-secret-file"), "{line}");
+    assert!(!line.contains("long enough"), "{line}");
+}
+
+/// A replica started with the environment variables `env`, logging at DEBUG into `log`; killed
+/// when dropped.
+struct ReplicaWithEnv {
+    child: Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl ReplicaWithEnv {
+    fn start(redis: &Redis, env: &[(&str, &str)], log: &Path) -> Self {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_nimber"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--shared-cache", &redis.url(), "--data-dir"])
+            .arg(dir.path().join("data"))
+            .arg("--jobs-dir")
+            .arg(dir.path().join("jobs"))
+            .envs(env.iter().copied())
+            .env("RUST_LOG", "debug")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let address = line.trim().strip_prefix("nimber listening on ").unwrap_or_else(|| panic!("{line:?}"));
+        ReplicaWithEnv { url: format!("http://{address}"), child, _dir: dir }
+    }
+}
+
+impl Drop for ReplicaWithEnv {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_secret_one_warning_says_so_and_a_secret_in_the_environment_is_used_and_never_logged() {
+    let redis = Redis::start();
+    let logs = tempfile::tempdir().unwrap();
+    let trusting = "values from Redis are trusted as they are";
+    let plain_log = logs.path().join("plain.log");
+    let plain = TestServer::start_logging(&["--shared-cache", &redis.url()], "info", &plain_log);
+    solve(&plain, full_board(6)).await;
+    drop(plain);
+    let text = std::fs::read_to_string(&plain_log).unwrap();
+    assert_eq!(text.matches(trusting).count(), 1, "{text}");
+
+    let secret = "a secret from the environment, never logged";
+    let secret_log = logs.path().join("secret.log");
+    let replica = ReplicaWithEnv::start(&redis, &[("NIMBER_SHARED_CACHE_SECRET", secret)], &secret_log);
+    let mut client = proto::solver_client::SolverClient::connect(replica.url.clone()).await.unwrap();
+    client.solve(solve_request(full_board(7))).await.unwrap();
+    // Its value is in Redis in the authenticated format, not in the checksummed one.
+    let mut connection = redis.connection().unwrap();
+    wait_until("the value in Redis", Duration::from_secs(10), || !get(&mut connection, &top_level_key(7)).is_empty());
+    assert_eq!(get(&mut connection, &top_level_key(7))[0], nimber::cache::VALUE_FORMAT_V3);
+    drop(replica);
+    let text = std::fs::read_to_string(&secret_log).unwrap();
+    assert!(!text.contains(trusting), "{text}");
+    assert!(!text.contains(secret) && !text.contains("never logged"), "the secret is in the log");
+}
+
 #[test]
 fn a_bad_shared_cache_url_stops_the_server_with_one_line_that_hides_the_password() {
     for url in ["http://127.0.0.1:6379", "redis://user:hunter2@127.0.0.1:notaport", "127.0.0.1:6379"] {
-        let data = tempfile::tempdir().unwrap();
-        let output = Command::new(env!("CARGO_BIN_EXE_nimber"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--shared-cache", url, "--data-dir"])
-            .arg(data.path().join("data"))
-            .arg("--jobs-dir")
-            .arg(data.path().join("jobs"))
-            .env("RUST_LOG", "warn")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(!output.status.success(), "{url}: started");
-        assert_eq!(stderr.trim().lines().count(), 1, "{url}: {stderr}");
-        assert!(stderr.contains("--shared-cache"), "{url}: {stderr}");
-        assert!(!stderr.contains("hunter2"), "{url}: {stderr}");
+        let line = refused_start(&["--shared-cache", url], &[]);
+        assert!(line.contains("--shared-cache"), "{url}: {line}");
+        assert!(!line.contains("hunter2"), "{url}: {line}");
     }
 }
 

@@ -1,4 +1,7 @@
-//! How keys and values are laid out in sled (see the module docs of [`crate::cache`]).
+//! How keys and values are laid out in sled and in the shared tier (see the module docs of
+//! [`crate::cache`]).
+
+use ring::hmac;
 
 use crate::games::GameTag;
 
@@ -8,6 +11,15 @@ pub const VALUE_FORMAT_V1: u8 = 1;
 /// The version byte of format 2: the Grundy value and the recompute cost as LEB128 varints, then a
 /// CRC-32 of the key and everything before the checksum, 4 bytes little-endian.
 pub const VALUE_FORMAT_V2: u8 = 2;
+
+/// The version byte of format 3, the shared tier's (Redis) in a fleet with a secret, never in sled:
+/// the Grundy value and the recompute cost as LEB128 varints, then an HMAC-SHA-256 tag
+/// (32 bytes) of the Redis key's length (8 bytes little-endian), the Redis key and everything
+/// before the tag.
+pub const VALUE_FORMAT_V3: u8 = 3;
+
+/// The length of a format-3 value's tag: a whole HMAC-SHA-256.
+const MAC_BYTES: usize = 32;
 
 /// The first byte of every key that is the store's own bookkeeping rather than a memoized value;
 /// no [`GameTag`] has this value.
@@ -49,19 +61,16 @@ pub(crate) fn is_value_key(key: &[u8]) -> bool {
     key.first().is_some_and(|&first| first != INTERNAL)
 }
 
-/// Encodes a value of `key` in the current format (2).
+/// Encodes a value of `key` in the store's current format (2).
 pub fn encode_value(key: &[u8], value: u64, cost: u64) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(1 + 10 + 10 + 4);
-    bytes.push(VALUE_FORMAT_V2);
-    push_varint(&mut bytes, value);
-    push_varint(&mut bytes, cost);
+    let mut bytes = encode_body(VALUE_FORMAT_V2, value, cost, 4);
     let checksum = checksum(key, &bytes);
     bytes.extend_from_slice(&checksum.to_le_bytes());
     bytes
 }
 
-/// Decodes a stored value of `key`; `None` (a miss) for an unknown version, a malformed value or
-/// a checksum that does not match.
+/// Decodes a stored value of `key`; `None` (a miss) for an unknown version (format 3 included: it
+/// is the shared tier's), a malformed value or a checksum that does not match.
 pub fn decode_value(key: &[u8], bytes: &[u8]) -> Option<Stored> {
     match bytes.split_first()? {
         (&VALUE_FORMAT_V1, rest) => Some(Stored { value: u64::from_le_bytes(rest.try_into().ok()?), cost: None }),
@@ -70,13 +79,53 @@ pub fn decode_value(key: &[u8], bytes: &[u8]) -> Option<Stored> {
             if checksum(key, body).to_le_bytes() != sum {
                 return None;
             }
-            let mut at = 1;
-            let value = read_varint(body, &mut at)?;
-            let cost = read_varint(body, &mut at)?;
-            (at == body.len()).then_some(Stored { value, cost: Some(cost) })
+            decode_body(body)
         }
         _ => None,
     }
+}
+
+/// Encodes a value in format 3, authenticated with `mac` for the Redis key `redis_key`.
+pub(crate) fn encode_authenticated(redis_key: &[u8], value: u64, cost: u64, mac: &hmac::Key) -> Vec<u8> {
+    let mut bytes = encode_body(VALUE_FORMAT_V3, value, cost, MAC_BYTES);
+    let tag = hmac::sign(mac, &mac_input(redis_key, &bytes));
+    bytes.extend_from_slice(tag.as_ref());
+    bytes
+}
+
+/// The body of a format-3 value under the Redis key `redis_key` (the version byte and the
+/// varints) if its tag is `mac`'s (compared in constant time); `None` otherwise.
+pub(crate) fn authenticated_body<'a>(redis_key: &[u8], bytes: &'a [u8], mac: &hmac::Key) -> Option<&'a [u8]> {
+    let (body, tag) = bytes.split_at(bytes.len().checked_sub(MAC_BYTES)?);
+    hmac::verify(mac, &mac_input(redis_key, body), tag).ok()?;
+    Some(body)
+}
+
+/// The value and cost in a body: the version byte, then two varints and nothing else.
+pub(crate) fn decode_body(body: &[u8]) -> Option<Stored> {
+    let mut at = 1;
+    let value = read_varint(body, &mut at)?;
+    let cost = read_varint(body, &mut at)?;
+    (at == body.len()).then_some(Stored { value, cost: Some(cost) })
+}
+
+/// A body (`version`, then the value and the cost as varints) with room for `trailer` more bytes.
+fn encode_body(version: u8, value: u64, cost: u64, trailer: usize) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(1 + 10 + 10 + trailer);
+    bytes.push(version);
+    push_varint(&mut bytes, value);
+    push_varint(&mut bytes, cost);
+    bytes
+}
+
+/// What a format-3 tag authenticates: the Redis key's length (so no key and body can be shifted
+/// into another pair), the key, the body.
+fn mac_input(redis_key: &[u8], body: &[u8]) -> Vec<u8> {
+    let mut input = Vec::with_capacity(8 + redis_key.len() + body.len());
+    input.extend_from_slice(&(redis_key.len() as u64).to_le_bytes());
+    input.extend_from_slice(redis_key);
+    input.extend_from_slice(body);
+    input
 }
 
 /// The eviction bucket of a cost: its bit length, so bucket `b` holds costs in `[2^(b-1), 2^b)`.
@@ -158,6 +207,9 @@ mod tests {
         assert_eq!(decode_value(&key, &v1), Some(Stored { value: 5, cost: None }));
         assert_eq!(bucket_of_stored(&key, &v1), V1_BUCKET);
         assert_eq!(bucket_of_stored(&key, &[9, 9]), 0);
+        let mac = hmac::Key::new(hmac::HMAC_SHA256, b"the fleet's secret, 32 bytes long");
+        let authenticated = encode_authenticated(b"nimber:v2:\x03component", 5, 64, &mac);
+        assert_eq!(decode_value(&key, &authenticated), None, "format 3 is the shared tier's, never sled's");
     }
 
     #[test]

@@ -26,7 +26,10 @@
 //! CRC-32 of the key and those bytes. Version 1 ([`VALUE_FORMAT_V1`], read only) is the byte then
 //! the Grundy value as 8 little-endian bytes; its cost is unknown and taken as 4096 nodes, the
 //! middle of what memoized values cost. A value that fails to decode (damaged, checksum mismatch,
-//! unknown version) is a miss: it is recomputed and overwritten, never served.
+//! unknown version) is a miss: it is recomputed and overwritten, never served. Version 3
+//! ([`VALUE_FORMAT_V3`]) is the shared tier's, in Redis, in a fleet with a secret: the byte, the
+//! varints, then an HMAC-SHA-256 tag; sled never holds it, and Redis never serves format 1 (see
+//! [`shared`]).
 //!
 //! # Memory
 //! The in-memory tier is bounded in bytes ([`StoreOptions::hot_bytes`]): each value costs its key's
@@ -56,8 +59,11 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 pub use disk::OnCorrupt;
-pub use format::{decode_value, encode_value, store_key, Stored, VALUE_FORMAT_V1, VALUE_FORMAT_V2};
-pub use shared::{lease_key, value_key, LeaseAttempt, SharedCache, SharedCacheConfig, SharedCounts};
+pub use format::{decode_value, encode_value, store_key, Stored, VALUE_FORMAT_V1, VALUE_FORMAT_V2, VALUE_FORMAT_V3};
+pub use shared::{
+    check_value, lease_key, seal_value, value_key, LeaseAttempt, Rejection, SharedCache, SharedCacheConfig,
+    SharedCounts, SharedSecret,
+};
 
 use crate::games::{Budget, GameTag, Interrupted, Memo, DEFAULT_TABLE_LIMIT};
 use crate::limits::{MemoryBudget, MAX_PAGE_CACHE_BYTES, TABLE_ENTRY_BYTES};

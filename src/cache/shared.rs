@@ -2,11 +2,20 @@
 //! (`--shared-cache`). It sits behind the in-process table and sled, in front of computing.
 //!
 //! # Key schema in Redis
-//! - `nimber:v1:` ++ store key (the game-tag byte and the canonical state, see [`crate::cache`]):
-//!   the value, in the store's value format (format byte, varints, CRC-32 of key and value), so a
-//!   damaged value is a miss, recomputed and overwritten, never served;
-//! - `nimber:v1:\0lease/` ++ store key: the lease of a replica computing that value, a random
+//! - `nimber:v2:` ++ store key (the game-tag byte and the canonical state, see [`crate::cache`]):
+//!   the value. With the fleet's secret ([`SharedSecret`]) it is in format 3 (format byte,
+//!   varints, an HMAC-SHA-256 of the Redis key and the value); without one, in the store's format 2
+//!   (format byte, varints, CRC-32 of key and value). Version 1 of this schema (`nimber:v1:`) held
+//!   format 2 only, unauthenticated; this version neither reads nor writes it.
+//! - `nimber:v2:\0lease/` ++ store key: the lease of a replica computing that value, a random
 //!   token with an expiry (`SET NX PX`), renewed while the work runs and deleted when it ends.
+//!
+//! # What is served
+//! Every value read from Redis (a lookup, the read that comes with asking for a lease, the polls
+//! of a lease wait) is read at most [`MAX_VALUE_BYTES`] + 1 bytes far and goes through one check,
+//! [`check_value`]: with a secret only format 3 with a valid tag passes, without one only format 2
+//! with a valid checksum (format 1, which has none, never). A value that fails is a miss, counted
+//! by [`Rejection`], recomputed and overwritten.
 //!
 //! # Faults
 //! Redis is an optimization, never a dependency. Every call is bounded (`--shared-cache-timeout-ms`
@@ -18,19 +27,34 @@
 //! that do not fit are dropped (they stay in the replica's own tiers) and counted.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::format::{decode_value, encode_value};
+use ring::hmac;
+
+use super::format::{
+    authenticated_body, decode_body, decode_value, encode_authenticated, encode_value, VALUE_FORMAT_V2, VALUE_FORMAT_V3,
+};
 use super::{lock, RateLimit};
 use crate::games::{Budget, Interrupted};
 
-/// The prefix of every key this version writes to Redis.
+/// The prefix of the keys of the fleet's job records in Redis (see [`crate::jobs::shared`]).
 pub const KEY_PREFIX: &[u8] = b"nimber:v1:";
 
-/// What follows [`KEY_PREFIX`] in a lease key, before the store key.
+/// The prefix of the values' keys and their leases' in Redis: version 2 of their schema (values
+/// in format 3 or 2; version 1 held unauthenticated format 2).
+pub const VALUE_PREFIX: &[u8] = b"nimber:v2:";
+
+/// What follows [`VALUE_PREFIX`] in a lease key, before the store key.
 const LEASE_INFIX: &[u8] = b"\0lease/";
+
+/// The most bytes of a value that are read from Redis (the longest value, in format 3, takes 53):
+/// a read asks for one byte more, and a value that long is rejected unread beyond it.
+pub const MAX_VALUE_BYTES: usize = 64;
 
 /// How long the tier is skipped after a call could not reach Redis.
 pub const PAUSE_AFTER_FAILURE: Duration = Duration::from_secs(1);
@@ -79,6 +103,9 @@ pub struct SharedCacheConfig {
     pub lease: Duration,
     /// Most computed values waiting to be sent; beyond it new ones are dropped (and counted).
     pub queue_limit: usize,
+    /// The fleet's secret, which authenticates the values; without it, values from Redis are
+    /// only checked against damage.
+    pub secret: Option<SharedSecret>,
 }
 
 impl std::fmt::Debug for SharedCacheConfig {
@@ -89,6 +116,7 @@ impl std::fmt::Debug for SharedCacheConfig {
             .field("timeout", &self.timeout)
             .field("lease", &self.lease)
             .field("queue_limit", &self.queue_limit)
+            .field("authenticated", &self.secret.is_some())
             .finish()
     }
 }
@@ -124,6 +152,7 @@ impl SharedCacheConfig {
             timeout: Self::DEFAULT_TIMEOUT,
             lease: Self::DEFAULT_LEASE,
             queue_limit: Self::DEFAULT_QUEUE_LIMIT,
+            secret: None,
         })
     }
 
@@ -141,6 +170,142 @@ impl SharedCacheConfig {
     }
 }
 
+/// The fleet's secret: the key of the HMAC-SHA-256 that authenticates every value in Redis, so
+/// that only replicas holding it can write values the fleet serves. Never logged: its `Debug`
+/// shows nothing of it.
+#[derive(Clone)]
+pub struct SharedSecret(hmac::Key);
+
+impl std::fmt::Debug for SharedSecret {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("SharedSecret(..)")
+    }
+}
+
+impl SharedSecret {
+    /// The environment variable that may hold the secret itself, instead of
+    /// `--shared-cache-secret-file` (a flag's value would show in `ps`).
+    pub const ENV: &'static str = "NIMBER_SHARED_CACHE_SECRET";
+    /// The shortest secret accepted, in bytes (128 bits); 32 random ones are best.
+    pub const MIN_BYTES: usize = 16;
+    /// The longest secret accepted, in bytes: a bound on reading the file.
+    pub const MAX_BYTES: usize = 4096;
+
+    /// The secret in `file` (`--shared-cache-secret-file`) or in `env` (the value of [`Self::ENV`]),
+    /// `None` when neither is given. Trailing whitespace (a final newline) is not part of it. An
+    /// error, one line naming the file or the variable but never the secret, for a file that
+    /// cannot be read, a secret that is empty, shorter than [`Self::MIN_BYTES`] or longer than
+    /// [`Self::MAX_BYTES`], or both given.
+    pub fn configured(file: Option<&Path>, env: Option<OsString>) -> Result<Option<Self>, String> {
+        match (file, env) {
+            (None, None) => Ok(None),
+            (Some(_), Some(_)) => Err(format!(
+                "give the shared cache's secret in --shared-cache-secret-file or in {}, not both",
+                Self::ENV
+            )),
+            (Some(file), None) => {
+                let source = format!("--shared-cache-secret-file {}", file.display());
+                let mut bytes = Vec::new();
+                std::fs::File::open(file)
+                    .and_then(|opened| opened.take(Self::MAX_BYTES as u64 + 1).read_to_end(&mut bytes))
+                    .map_err(|error| format!("{source}: cannot read it: {error}"))?;
+                Self::from_bytes(&bytes, &source).map(Some)
+            }
+            (None, Some(value)) => Self::from_bytes(value.as_encoded_bytes(), Self::ENV).map(Some),
+        }
+    }
+
+    /// The secret `bytes` (without trailing whitespace) from `source`, checked as
+    /// [`Self::configured`] says.
+    pub fn from_bytes(bytes: &[u8], source: &str) -> Result<Self, String> {
+        let secret = bytes.trim_ascii_end();
+        let length = secret.len();
+        if secret.is_empty() {
+            return Err(format!("{source}: the shared cache's secret is empty"));
+        }
+        if length < Self::MIN_BYTES {
+            return Err(format!(
+                "{source}: the shared cache's secret is {length} bytes, it must be at least {} bytes \
+                 (e.g. `openssl rand -hex 32`)",
+                Self::MIN_BYTES
+            ));
+        }
+        if length > Self::MAX_BYTES {
+            return Err(format!(
+                "{source}: the shared cache's secret is longer than {} bytes: is it the right file?",
+                Self::MAX_BYTES
+            ));
+        }
+        Ok(Self(hmac::Key::new(hmac::HMAC_SHA256, secret)))
+    }
+}
+
+/// Why a value read from Redis is not served (`nimber_shared_cache_rejected_total{reason}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    /// Longer than [`MAX_VALUE_BYTES`] (not read beyond it).
+    Oversize,
+    /// A version this replica does not read from Redis: with a secret anything but format 3 (so
+    /// format 2, a forgery with a valid checksum or a value of a replica without the secret),
+    /// without one anything but format 2 (format 1 never: it has no checksum).
+    Format,
+    /// Format 2 with a checksum that does not match, or a malformed value.
+    Damaged,
+    /// Format 3 with a tag that is not the secret's: another fleet's secret, a forgery or damage.
+    Unauthenticated,
+}
+
+impl Rejection {
+    /// Every reason, in the order of [`SharedCounts::rejected`].
+    pub const ALL: [Rejection; 4] =
+        [Rejection::Oversize, Rejection::Format, Rejection::Damaged, Rejection::Unauthenticated];
+
+    /// The reason's label in metrics and logs.
+    pub fn label(self) -> &'static str {
+        match self {
+            Rejection::Oversize => "oversize",
+            Rejection::Format => "format",
+            Rejection::Damaged => "damaged",
+            Rejection::Unauthenticated => "unauthenticated",
+        }
+    }
+}
+
+/// The value of store key `key` as stored in Redis: in format 3 for the secret, or format 2 without
+/// one.
+pub fn seal_value(secret: Option<&SharedSecret>, key: &[u8], value: u64, cost: u64) -> Vec<u8> {
+    match secret {
+        Some(secret) => encode_authenticated(&value_key(key), value, cost, &secret.0),
+        None => encode_value(key, value, cost),
+    }
+}
+
+/// The one check of every value of store key `key` read from Redis (`bytes`, non-empty): its
+/// value and cost, or why it is not served.
+pub fn check_value(secret: Option<&SharedSecret>, key: &[u8], bytes: &[u8]) -> Result<(u64, u64), Rejection> {
+    if bytes.len() > MAX_VALUE_BYTES {
+        return Err(Rejection::Oversize);
+    }
+    let stored = match (secret, bytes.first()) {
+        (Some(secret), Some(&VALUE_FORMAT_V3)) => {
+            let body = authenticated_body(&value_key(key), bytes, &secret.0).ok_or(Rejection::Unauthenticated)?;
+            decode_body(body).ok_or(Rejection::Damaged)?
+        }
+        (None, Some(&VALUE_FORMAT_V2)) => decode_value(key, bytes).ok_or(Rejection::Damaged)?,
+        _ => return Err(Rejection::Format),
+    };
+    Ok((stored.value, stored.cost.unwrap_or(0)))
+}
+
+/// The one read of a value from Redis: at most [`MAX_VALUE_BYTES`] + 1 bytes of it (empty when
+/// absent), so that a huge value costs no more than a small one. What it returns goes through
+/// [`check_value`].
+fn read_value(redis_key: &[u8]) -> redis::Cmd {
+    let mut command = redis::cmd("GETRANGE");
+    command.arg(redis_key).arg(0).arg(MAX_VALUE_BYTES);
+    command
+}
+
 /// The kind of a Redis error and, for errors of the server, its message (never the URL).
 pub(crate) fn describe(error: &redis::RedisError) -> String {
     match error.detail() {
@@ -156,8 +321,10 @@ pub struct SharedCounts {
     pub hits: u64,
     /// Lookups Redis answered without a (valid) value.
     pub misses: u64,
-    /// Calls that failed (unreachable, slow, full, a damaged value).
+    /// Calls that failed (unreachable, slow, full) and values rejected.
     pub errors: u64,
+    /// Values read and not served, by reason, in the order of [`Rejection::ALL`].
+    pub rejected: [u64; Rejection::ALL.len()],
     /// Computed values not sent because the queue was full.
     pub dropped: u64,
     /// Waits for a value another replica held the lease of.
@@ -182,6 +349,7 @@ struct Inner {
     hits: AtomicU64,
     misses: AtomicU64,
     errors: AtomicU64,
+    rejected: [AtomicU64; Rejection::ALL.len()],
     dropped: AtomicU64,
     lease_waits: AtomicU64,
     warnings: RateLimit,
@@ -214,8 +382,8 @@ impl ProbeBudget {
 
 #[derive(Default)]
 struct Outbox {
-    /// Redis key -> encoded value.
-    pending: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Store key, value, cost: sealed by the tier's thread (off the request path) when sent.
+    pending: Vec<(Vec<u8>, u64, u64)>,
     closing: bool,
 }
 
@@ -243,8 +411,15 @@ pub struct Lease<'a> {
 
 impl SharedCache {
     /// Starts the tier's thread. Does not contact Redis (the first call does; an unreachable Redis
-    /// is only a warning).
+    /// is only a warning). Without a secret, says once (WARN) that values are trusted as they are.
     pub fn start(config: SharedCacheConfig) -> Self {
+        if config.secret.is_none() {
+            tracing::warn!(
+                shared_cache = %config.target,
+                "no --shared-cache-secret-file: values from Redis are trusted as they are (checked against damage, \
+                 never format 1, but not authenticated: whoever can write to this Redis can change the answers)"
+            );
+        }
         let seed =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |t| t.as_nanos() as u64)
                 ^ (u64::from(std::process::id()) << 32);
@@ -258,6 +433,7 @@ impl SharedCache {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             errors: AtomicU64::new(0),
+            rejected: Default::default(),
             dropped: AtomicU64::new(0),
             lease_waits: AtomicU64::new(0),
             warnings: RateLimit::new(),
@@ -291,16 +467,17 @@ impl SharedCache {
             hits: inner.hits.load(Ordering::Relaxed),
             misses: inner.misses.load(Ordering::Relaxed),
             errors: inner.errors.load(Ordering::Relaxed),
+            rejected: std::array::from_fn(|reason| inner.rejected[reason].load(Ordering::Relaxed)),
             dropped: inner.dropped.load(Ordering::Relaxed),
             lease_waits: inner.lease_waits.load(Ordering::Relaxed),
         }
     }
 
-    /// The value and cost of store key `key` in Redis; a miss when absent, damaged or unreachable.
+    /// The value and cost of store key `key` in Redis; a miss when absent, rejected by
+    /// [`check_value`] or unreachable.
     pub fn get(&self, key: &[u8]) -> Option<(u64, u64)> {
-        let bytes =
-            self.inner.call("GET", |con| redis::cmd("GET").arg(value_key(key)).query::<Option<Vec<u8>>>(con))?;
-        self.inner.decode(key, bytes)
+        let bytes = self.inner.call("GETRANGE", |con| read_value(&value_key(key)).query::<Vec<u8>>(con))?;
+        self.inner.accept(key, &bytes)
     }
 
     /// [`SharedCache::get`] for a lookup on the search path, within the probe budget (see
@@ -325,7 +502,7 @@ impl SharedCache {
             self.inner.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        outbox.pending.push((value_key(key), encode_value(key, value, cost)));
+        outbox.pending.push((key.to_vec(), value, cost));
         if outbox.pending.len() >= WRITE_BATCH {
             self.inner.outbox_changed.notify_all();
         }
@@ -345,16 +522,15 @@ impl SharedCache {
                 .arg("NX")
                 .arg("PX")
                 .arg(lease_ms)
-                .cmd("GET")
-                .arg(value_key(key))
-                .query::<(Option<String>, Option<Vec<u8>>)>(con)
+                .add_command(read_value(&value_key(key)))
+                .query::<(Option<String>, Vec<u8>)>(con)
         });
         let Some((taken, value)) = answer else { return LeaseAttempt::Unavailable };
         let lease = taken.map(|_| {
             lock(&inner.leases).insert(lease_key.clone(), token.clone());
             Lease { inner, key: key.to_vec(), lease_key, token, released: false }
         });
-        if let Some((value, cost)) = inner.decode(key, value) {
+        if let Some((value, cost)) = inner.accept(key, &value) {
             return LeaseAttempt::Found(value, cost);
         }
         match lease {
@@ -373,16 +549,15 @@ impl SharedCache {
         let mut pause = FIRST_POLL;
         loop {
             budget.check()?;
-            let answer = inner.call("GET", |con| {
+            let answer = inner.call("GETRANGE", |con| {
                 redis::pipe()
-                    .cmd("GET")
-                    .arg(&value_key)
+                    .add_command(read_value(&value_key))
                     .cmd("EXISTS")
                     .arg(&lease_key)
-                    .query::<(Option<Vec<u8>>, bool)>(con)
+                    .query::<(Vec<u8>, bool)>(con)
             });
             let Some((value, leased)) = answer else { return Ok(None) };
-            if let Some(found) = inner.decode(key, value) {
+            if let Some(found) = inner.accept(key, &value) {
                 return Ok(Some(found));
             }
             if !leased {
@@ -411,7 +586,7 @@ impl Lease<'_> {
     pub fn finish(mut self, value: u64, cost: u64) {
         let inner = self.inner;
         lock(&inner.leases).remove(&self.lease_key);
-        let encoded = encode_value(&self.key, value, cost);
+        let encoded = seal_value(inner.config.secret.as_ref(), &self.key, value, cost);
         inner.call("SET", |con| {
             let mut pipe = redis::pipe();
             pipe.cmd("SET").arg(value_key(&self.key)).arg(&encoded).ignore();
@@ -481,25 +656,28 @@ impl Inner {
         }
     }
 
-    /// Decodes a value read from Redis: a hit, or a miss (absent, or damaged: counted as an error
-    /// and logged; the value computed instead overwrites it).
-    fn decode(&self, key: &[u8], bytes: Option<Vec<u8>>) -> Option<(u64, u64)> {
-        let Some(bytes) = bytes else {
+    /// What [`read_value`] read of store key `key`, through [`check_value`]: a hit, or a miss
+    /// (empty: absent; rejected: counted by reason and as an error, and logged; the value
+    /// computed instead overwrites it).
+    fn accept(&self, key: &[u8], bytes: &[u8]) -> Option<(u64, u64)> {
+        if bytes.is_empty() {
             self.misses.fetch_add(1, Ordering::Relaxed);
             return None;
-        };
-        match decode_value(key, &bytes) {
-            Some(stored) => {
+        }
+        match check_value(self.config.secret.as_ref(), key, bytes) {
+            Ok(found) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
-                Some((stored.value, stored.cost.unwrap_or(0)))
+                Some(found)
             }
-            None => {
+            Err(rejection) => {
                 self.misses.fetch_add(1, Ordering::Relaxed);
                 self.errors.fetch_add(1, Ordering::Relaxed);
+                self.rejected[rejection as usize].fetch_add(1, Ordering::Relaxed);
                 if self.warnings.allow() {
                     tracing::warn!(
                         shared_cache = %self.config.target,
-                        "a value in the shared cache does not decode; recomputing and overwriting it \
+                        reason = rejection.label(),
+                        "a value in the shared cache is rejected; recomputing and overwriting it \
                          (at most one such line a minute)"
                     );
                 }
@@ -524,9 +702,14 @@ impl Inner {
                 (outbox.pending.drain(..take).collect::<Vec<_>>(), outbox.closing)
             };
             if !batch.is_empty() {
+                let secret = self.config.secret.as_ref();
+                let sealed: Vec<_> = batch
+                    .iter()
+                    .map(|(key, value, cost)| (value_key(key), seal_value(secret, key, *value, *cost)))
+                    .collect();
                 self.call("SET", |con| {
                     let mut pipe = redis::pipe();
-                    for (key, value) in &batch {
+                    for (key, value) in &sealed {
                         pipe.cmd("SET").arg(key).arg(value).ignore();
                     }
                     pipe.query::<()>(con)
@@ -558,14 +741,14 @@ impl Inner {
     }
 }
 
-/// The Redis key of a value: [`KEY_PREFIX`] ++ store key.
+/// The Redis key of a value: [`VALUE_PREFIX`] ++ store key.
 pub fn value_key(key: &[u8]) -> Vec<u8> {
-    [KEY_PREFIX, key].concat()
+    [VALUE_PREFIX, key].concat()
 }
 
 /// The Redis key of the lease of computing a value.
 pub fn lease_key(key: &[u8]) -> Vec<u8> {
-    [KEY_PREFIX, LEASE_INFIX, key].concat()
+    [VALUE_PREFIX, LEASE_INFIX, key].concat()
 }
 
 #[cfg(test)]
@@ -589,8 +772,100 @@ mod tests {
     #[test]
     fn keys_are_namespaced_and_leases_apart_from_values() {
         let key = crate::cache::store_key(crate::games::GameTag::Tetris, b"component");
-        assert_eq!(value_key(&key), b"nimber:v1:\x03component");
-        assert_eq!(lease_key(&key), b"nimber:v1:\0lease/\x03component");
+        assert_eq!(value_key(&key), b"nimber:v2:\x03component");
+        assert_eq!(lease_key(&key), b"nimber:v2:\0lease/\x03component");
+    }
+
+    fn secret(text: &str) -> SharedSecret {
+        SharedSecret::from_bytes(text.as_bytes(), "a test").unwrap()
+    }
+
+    #[test]
+    fn only_values_in_the_fleets_format_with_a_valid_tag_or_checksum_are_served() {
+        use crate::cache::VALUE_FORMAT_V1;
+        use Rejection::*;
+        let key = crate::cache::store_key(crate::games::GameTag::Tetris, b"component");
+        let fleet = secret("the fleet's secret, 32 bytes long");
+        let sealed = seal_value(Some(&fleet), &key, 7, 4096);
+        assert_eq!(sealed[0], VALUE_FORMAT_V3);
+        assert_eq!(check_value(Some(&fleet), &key, &sealed), Ok((7, 4096)));
+        for at in 0..sealed.len() {
+            for bit in 0..8 {
+                let mut flipped = sealed.clone();
+                flipped[at] ^= 1 << bit;
+                let expected = if at == 0 { Format } else { Unauthenticated };
+                assert_eq!(check_value(Some(&fleet), &key, &flipped), Err(expected), "bit {bit} of byte {at}");
+            }
+        }
+        let other_key = crate::cache::store_key(crate::games::GameTag::Tetris, b"componenu");
+        assert_eq!(check_value(Some(&fleet), &other_key, &sealed), Err(Unauthenticated));
+        let other_fleet = secret("another fleet's secret, as long");
+        assert_eq!(check_value(Some(&other_fleet), &key, &sealed), Err(Unauthenticated));
+        assert_eq!(check_value(Some(&fleet), &key, &sealed[..sealed.len() - 1]), Err(Unauthenticated));
+        assert_eq!(check_value(Some(&fleet), &key, &sealed[..1]), Err(Unauthenticated));
+        // Without the secret a tag cannot be checked; with it, a checksum (which anyone can
+        // compute) is not enough.
+        assert_eq!(check_value(None, &key, &sealed), Err(Format));
+        let checksummed = seal_value(None, &key, 7, 4096);
+        assert_eq!(checksummed, encode_value(&key, 7, 4096));
+        assert_eq!(check_value(None, &key, &checksummed), Ok((7, 4096)));
+        assert_eq!(check_value(Some(&fleet), &key, &checksummed), Err(Format));
+        let mut damaged = checksummed.clone();
+        damaged[1] ^= 1;
+        assert_eq!(check_value(None, &key, &damaged), Err(Damaged));
+        // Format 1 has no checksum: never, with or without a secret.
+        let mut old = vec![VALUE_FORMAT_V1];
+        old.extend_from_slice(&7u64.to_le_bytes());
+        for secret in [None, Some(&fleet)] {
+            assert_eq!(check_value(secret, &key, &old), Err(Format));
+        }
+        // Too long is rejected before anything else, and the longest value is not.
+        let mut long = sealed.clone();
+        long.resize(MAX_VALUE_BYTES + 1, 0);
+        assert_eq!(check_value(Some(&fleet), &key, &long), Err(Oversize));
+        let longest = seal_value(Some(&fleet), &key, u64::MAX, u64::MAX);
+        assert_eq!(check_value(Some(&fleet), &key, &longest), Ok((u64::MAX, u64::MAX)));
+    }
+
+    #[test]
+    fn a_secret_comes_from_a_file_or_the_environment_within_bounds_and_never_shows() {
+        let key = crate::cache::store_key(crate::games::GameTag::Tetris, b"component");
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, contents: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, contents).unwrap();
+            path
+        };
+        let good = file("good", b"the fleet's secret, 32 bytes long\n");
+        let from_file = SharedSecret::configured(Some(&good), None).unwrap().unwrap();
+        let expected = seal_value(Some(&secret("the fleet's secret, 32 bytes long")), &key, 1, 2);
+        assert_eq!(seal_value(Some(&from_file), &key, 1, 2), expected, "the final newline is not part of it");
+        let from_env = SharedSecret::configured(None, Some("the fleet's secret, 32 bytes long".into())).unwrap();
+        assert_eq!(seal_value(from_env.as_ref(), &key, 1, 2), expected);
+        assert!(SharedSecret::configured(None, None).unwrap().is_none());
+
+        let missing = dir.path().join("missing");
+        let cases = [
+            (missing.clone(), "cannot read it"),
+            (dir.path().to_path_buf(), "cannot read it"),
+            (file("empty", b"\n"), "is empty"),
+            (file("short", b"hunter2\n"), "at least 16 bytes"),
+            (file("long", &[b'x'; SharedSecret::MAX_BYTES + 1]), "longer than 4096 bytes"),
+        ];
+        for (path, says) in cases {
+            let error = SharedSecret::configured(Some(&path), None).unwrap_err();
+            assert!(error.starts_with(&format!("--shared-cache-secret-file {}: ", path.display())), "{error}");
+            assert!(error.contains(says) && !error.contains("hunter2") && !error.contains('\n'), "{error}");
+        }
+        let error = SharedSecret::configured(None, Some("hunter2".into())).unwrap_err();
+        assert!(error.starts_with(SharedSecret::ENV) && !error.contains("hunter2"), "{error}");
+        let error = SharedSecret::configured(Some(&good), Some("hunter2, the long one".into())).unwrap_err();
+        assert!(error.contains(SharedSecret::ENV) && !error.contains("hunter2"), "{error}");
+
+        let mut config = SharedCacheConfig::parse("redis://cache.example:6379").unwrap();
+        config.secret = Some(from_file);
+        let shown = format!("{config:?} {:?}", config.secret);
+        assert!(!shown.contains("secret, 32") && shown.contains("authenticated: true"), "{shown}");
     }
 
     /// An unreachable Redis costs one bounded call, then the tier is skipped: misses at once.
