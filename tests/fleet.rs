@@ -760,7 +760,7 @@ fn a_cancelled_job_record_in_redis_is_never_overwritten_by_a_later_end() {
 
 /// The Redis key of the job store's `suffix` (`names`, `record/NAME`, …; see src/jobs/shared.rs).
 fn jobs_key(suffix: &str) -> Vec<u8> {
-    nimber::cache::value_key(&[b"\0jobs/", suffix.as_bytes()].concat())
+    [nimber::cache::shared::KEY_PREFIX, b"\0jobs/", suffix.as_bytes()].concat()
 }
 
 fn job_result(operation: &Operation) -> proto::ExploreResult {
