@@ -1,8 +1,9 @@
 //! The tower layer around every gRPC service (Solver, health, reflection): it counts each call once
 //! by RPC and final status (a call whose client went away counts as CANCELLED), logs failed calls
 //! (rate-limited, by severity), marks the call open on its connection (for the idle timeout),
-//! rejects a malformed `grpc-timeout` header, and corrects the codes tonic gives to client mistakes
-//! it detects itself (see `client_mistake`).
+//! rejects a malformed `grpc-timeout` header, corrects the codes tonic gives to client mistakes it
+//! detects itself (see `client_mistake`), and bounds every status message it passes (see
+//! [`quoted`], which every message repeating a client's input uses).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -69,13 +70,50 @@ pub fn parse_grpc_timeout(value: &[u8]) -> Option<Duration> {
     })
 }
 
+/// The most bytes of a client's input that a status message repeats (see [`quoted`]).
+pub const MAX_QUOTED_BYTES: usize = 64;
+
+/// The most bytes of a status message (`grpc-message`) sent; a longer one, from a service that
+/// repeats a client's input whole (tonic's own messages, reflection's), is cut to this. Clients
+/// refuse a too large header block (8 KiB in grpc-core, 16 KiB in grpc-go and tonic) and then see
+/// RESOURCE_EXHAUSTED or INTERNAL instead of the answer.
+pub const MAX_STATUS_MESSAGE_BYTES: usize = 1024;
+
+/// The longest start of `text` of at most `max` bytes (ending on a character boundary), and whether
+/// that is not all of it.
+fn prefix(text: &str, max: usize) -> (&str, bool) {
+    if text.len() <= max {
+        return (text, false);
+    }
+    let end = (0..=max).rev().find(|&end| text.is_char_boundary(end)).unwrap_or(0);
+    (&text[..end], true)
+}
+
+/// A client's input quoted for a status message: whole (as Rust quotes a string) when it has at most
+/// [`MAX_QUOTED_BYTES`] bytes, else its start, an ellipsis and its length, so that an answer
+/// repeating a 100 kB operation name is still a short header.
+pub fn quoted(input: &str) -> String {
+    match prefix(input, MAX_QUOTED_BYTES) {
+        (whole, false) => format!("{whole:?}"),
+        (start, true) => format!("{start:?}… ({} bytes)", input.len()),
+    }
+}
+
+/// A status message cut to [`MAX_STATUS_MESSAGE_BYTES`], when it is longer.
+fn bounded_message(message: &str) -> Option<String> {
+    match prefix(message, MAX_STATUS_MESSAGE_BYTES) {
+        (_, false) => None,
+        (start, true) => Some(format!("{start}… (cut from {} bytes)", message.len())),
+    }
+}
+
 /// A malformed `grpc-timeout` is refused for every service. grpc-go answers INTERNAL; here
 /// INTERNAL means a bug of ours, so the answer is INVALID_ARGUMENT, naming the header.
 fn check_grpc_timeout(headers: &HeaderMap) -> Result<(), Status> {
     match headers.get("grpc-timeout") {
         Some(value) if parse_grpc_timeout(value.as_bytes()).is_none() => Err(Status::invalid_argument(format!(
-            "the grpc-timeout header {:?} is malformed: it must be 1 to 8 ASCII digits and a unit (H, M, S, m, u, n)",
-            String::from_utf8_lossy(value.as_bytes())
+            "the grpc-timeout header {} is malformed: it must be 1 to 8 ASCII digits and a unit (H, M, S, m, u, n)",
+            quoted(&String::from_utf8_lossy(value.as_bytes()))
         ))),
         _ => Ok(()),
     }
@@ -83,14 +121,17 @@ fn check_grpc_timeout(headers: &HeaderMap) -> Result<(), Status> {
 
 /// The right code for a status tonic produced itself for a client's mistake: a request over
 /// `--max-message-bytes` is RESOURCE_EXHAUSTED (as the gRPC spec says; tonic answers OUT_OF_RANGE),
-/// and a frame with an invalid compression flag is INVALID_ARGUMENT (tonic answers INTERNAL).
+/// and a frame with an invalid compression flag or a body that does not decode is INVALID_ARGUMENT
+/// (tonic answers INTERNAL). The bodies of the services generated here are decoded by
+/// [`crate::codec`], which says so itself; tonic-health's decode with prost's codec, whose error
+/// this recognizes.
 fn client_mistake(status: &Status) -> Option<Code> {
+    let message = status.message();
     match status.code() {
-        Code::OutOfRange if status.message().contains("decoded message length too large") => {
-            Some(Code::ResourceExhausted)
-        }
+        Code::OutOfRange if message.contains("decoded message length too large") => Some(Code::ResourceExhausted),
         Code::Internal
-            if status.message().starts_with("protocol error: received message with invalid compression flag") =>
+            if message.starts_with("protocol error: received message with invalid compression flag")
+                || message.starts_with(PROST_DECODE_ERROR) =>
         {
             Some(Code::InvalidArgument)
         }
@@ -98,19 +139,23 @@ fn client_mistake(status: &Status) -> Option<Code> {
     }
 }
 
+/// How the message of `tonic_prost::ProstCodec`'s status for a body that does not decode starts
+/// (prost's `DecodeError` as text). Only requests are decoded on a server.
+const PROST_DECODE_ERROR: &str = "failed to decode Protobuf message: ";
+
 /// The status in `headers` (response headers of a trailers-only answer, or trailers), with a
-/// client mistake's code corrected in place.
+/// client mistake's code corrected and an over-long message cut, in place.
 fn final_status(headers: &mut HeaderMap) -> Option<Status> {
     let status = Status::from_header_map(headers)?;
-    match client_mistake(&status) {
-        Some(code) => {
-            let corrected = Status::new(code, status.message());
-            // Fails only for a message that cannot be a header, which the original already was.
-            let _ = corrected.add_header(headers);
-            Some(corrected)
-        }
-        None => Some(status),
+    let code = client_mistake(&status);
+    let message = bounded_message(status.message());
+    if code.is_none() && message.is_none() {
+        return Some(status);
     }
+    let corrected = Status::new(code.unwrap_or(status.code()), message.as_deref().unwrap_or(status.message()));
+    // Fails only for a message that cannot be a header, which the original already was.
+    let _ = corrected.add_header(headers);
+    Some(corrected)
 }
 
 /// Wraps every service in [`CallService`].
@@ -265,6 +310,7 @@ impl http_body::Body for CallBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prost::Message;
 
     #[test]
     fn grpc_timeouts_parse_as_the_spec_says() {
@@ -294,8 +340,36 @@ mod tests {
     }
 
     #[test]
+    fn quoted_input_is_whole_when_short_and_its_start_when_long() {
+        assert_eq!(quoted("operations/7"), "\"operations/7\"");
+        let exactly = "a".repeat(MAX_QUOTED_BYTES);
+        assert_eq!(quoted(&exactly), format!("{exactly:?}"));
+        // 100 000 bytes of two-byte characters: cut on a character boundary.
+        let long = "é".repeat(50_000);
+        let quoted = quoted(&long);
+        assert_eq!(quoted, format!("{:?}… (100000 bytes)", "é".repeat(MAX_QUOTED_BYTES / 2)));
+    }
+
+    #[test]
+    fn long_messages_are_cut_and_prost_decode_errors_are_the_clients() {
+        let mut headers = HeaderMap::new();
+        Status::not_found(format!("no symbol {}", "x".repeat(100_000))).add_header(&mut headers).unwrap();
+        let status = final_status(&mut headers).unwrap();
+        assert_eq!(status.code(), Code::NotFound);
+        assert!(status.message().len() < MAX_STATUS_MESSAGE_BYTES + 32, "{}", status.message().len());
+        assert!(status.message().ends_with("… (cut from 100010 bytes)"), "{}", status.message());
+        assert_eq!(Status::from_header_map(&headers).unwrap().message(), status.message());
+        let mut headers = HeaderMap::new();
+        let undecodable = prost_types::Duration::decode(&[0x0f][..]).unwrap_err();
+        Status::internal(undecodable.to_string()).add_header(&mut headers).unwrap();
+        assert_eq!(final_status(&mut headers).unwrap().code(), Code::InvalidArgument);
+        let mut ours = HeaderMap::new();
+        Status::internal("the job call failed").add_header(&mut ours).unwrap();
+        assert_eq!(final_status(&mut ours).unwrap().code(), Code::Internal);
+    }
+
+    #[test]
     fn every_method_served_has_its_own_label() {
-        use prost::Message;
         let files = prost_types::FileDescriptorSet::decode(crate::proto::FILE_DESCRIPTOR_SET).unwrap();
         let mut paths = Vec::new();
         for file in &files.file {

@@ -1,6 +1,9 @@
-//! The gRPC codec of `nimber.v1.Solver` (set in build.rs for every method, SolveStream items included):
-//! prost encoding, and a decoder that checks a request's size limits on its wire form BEFORE prost
-//! builds anything, so that a request over the limits costs a scan of its bytes and nothing more.
+//! The gRPC codec of `nimber.v1.Solver` and `google.longrunning.Operations` (set in build.rs for every
+//! method, SolveStream items included): prost encoding, and a decoder that answers a body that does not
+//! decode `INVALID_ARGUMENT` (prost's own codec answers `INTERNAL`), and checks a Solver request's size
+//! limits on its wire form BEFORE prost builds anything, so that a request over the limits costs a scan
+//! of its bytes and nothing more. (Services whose code is not generated here, health and reflection, get
+//! the same code from the call layer, [`crate::calls`].)
 //!
 //! The scan walks the protobuf wire format without allocating. It knows the field numbers of
 //! `Position`, `Sum` and the lists that hold a game's items (`Cutting.pieces`, `StoneBoxes.boxes`,
@@ -30,6 +33,7 @@ use tonic::{Code, Status};
 
 use crate::convert::InvalidArgument;
 use crate::games::{sum, too_many_items, MAX_ITEMS};
+use crate::google::longrunning as lro;
 use crate::proto;
 
 /// A message this codec decodes: the service's requests, checked before decoding, and (in the
@@ -59,6 +63,16 @@ macro_rules! request {
     };
 }
 
+/// A request with no limits of its own: only a body that does not decode is refused.
+macro_rules! plain_request {
+    ($message:ty, $name:literal) => {
+        impl Checked for $message {
+            const NAME: &'static str = $name;
+            const UNDECODABLE: Code = Code::InvalidArgument;
+        }
+    };
+}
+
 macro_rules! response {
     ($message:ty, $name:literal) => {
         impl Checked for $message {
@@ -74,8 +88,18 @@ request!(proto::AnalyzeRequest, "nimber.v1.AnalyzeRequest");
 response!(proto::SolveResponse, "nimber.v1.SolveResponse");
 response!(proto::BestMoveResponse, "nimber.v1.BestMoveResponse");
 response!(proto::AnalyzeResponse, "nimber.v1.AnalyzeResponse");
-response!(crate::google::longrunning::Operation, "google.longrunning.Operation");
+response!(lro::Operation, "google.longrunning.Operation");
 response!(proto::ListExploreRowsResponse, "nimber.v1.ListExploreRowsResponse");
+// WatchExplore holds an operation's name only; ListExploreRows a name and a page's size and token.
+plain_request!(proto::WatchExploreRequest, "nimber.v1.WatchExploreRequest");
+plain_request!(proto::ListExploreRowsRequest, "nimber.v1.ListExploreRowsRequest");
+plain_request!(lro::GetOperationRequest, "google.longrunning.GetOperationRequest");
+plain_request!(lro::ListOperationsRequest, "google.longrunning.ListOperationsRequest");
+plain_request!(lro::CancelOperationRequest, "google.longrunning.CancelOperationRequest");
+plain_request!(lro::DeleteOperationRequest, "google.longrunning.DeleteOperationRequest");
+plain_request!(lro::WaitOperationRequest, "google.longrunning.WaitOperationRequest");
+response!(lro::ListOperationsResponse, "google.longrunning.ListOperationsResponse");
+response!((), "google.protobuf.Empty");
 
 /// An Explore request: the position of a `solve` or `best_move` job has the limits of a Solve or
 /// BestMove request; a family's few numbers and one board are checked by its constructor.
@@ -94,18 +118,6 @@ impl Checked for proto::ExploreRequest {
         }
         Ok(())
     }
-}
-
-/// A WatchExplore request holds an operation's name only.
-impl Checked for proto::WatchExploreRequest {
-    const NAME: &'static str = "nimber.v1.WatchExploreRequest";
-    const UNDECODABLE: Code = Code::InvalidArgument;
-}
-
-/// A ListExploreRows request holds an operation's name and a page's size and token.
-impl Checked for proto::ListExploreRowsRequest {
-    const NAME: &'static str = "nimber.v1.ListExploreRowsRequest";
-    const UNDECODABLE: Code = Code::InvalidArgument;
 }
 
 /// The codec: prost's encoder, and [`CheckedDecoder`].

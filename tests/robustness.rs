@@ -860,3 +860,168 @@ fn the_fuzz_checks_accept_a_valid_request() {
         nimber::convert::position_from_proto(Some(board_position(vec!["000".into(), "000".into()]))).unwrap();
     assert_eq!(position.value(&mut SearchContext::in_memory()).unwrap(), SumValue::Nimber(1));
 }
+
+// ---- bodies that do not decode, and long input repeated in messages ------------------------------
+
+/// Every method of the services whose bodies the server decodes as protobuf messages: those in
+/// nimber's descriptor set (nimber.v1.Solver, google.longrunning.Operations) and health's.
+/// Reflection is not among them: tonic-reflection ends its stream with OK when a request does not
+/// decode, without answering.
+fn every_decoding_method() -> Vec<&'static str> {
+    let mut paths = Vec::new();
+    for set in [proto::FILE_DESCRIPTOR_SET, tonic_health::pb::FILE_DESCRIPTOR_SET] {
+        let files = prost_types::FileDescriptorSet::decode(set).expect("a descriptor set");
+        for file in &files.file {
+            for service in &file.service {
+                for method in &service.method {
+                    let path = format!("/{}.{}/{}", file.package(), service.name(), method.name());
+                    paths.push(&*path.leak());
+                }
+            }
+        }
+    }
+    paths
+}
+
+/// A body that does not decode as any message, to every method of every service, through the
+/// real server: each is INVALID_ARGUMENT (the client's mistake, as the README says), logged at
+/// DEBUG, and nothing is logged at ERROR. (Operations and health used to answer INTERNAL, logged
+/// at ERROR: their codec was prost's.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_that_do_not_decode_are_invalid_argument_for_every_service() {
+    let directory = tempfile::tempdir().unwrap();
+    let log = directory.path().join("server.log");
+    let server = TestServer::start_logging(&["--log-lines-per-second", "0"], "info,nimber=debug", &log);
+    let channel = server.channel().await;
+    let methods = every_decoding_method();
+    for service in ["/nimber.v1.Solver/", "/google.longrunning.Operations/", "/grpc.health.v1.Health/"] {
+        assert!(methods.iter().any(|path| path.starts_with(service)), "no method of {service} in {methods:?}");
+    }
+    // A field that runs past the end, a truncated varint, a wire type of 7.
+    let bodies: [&[u8]; 3] = [&[0x0a, 0x05, 0x32], &[0x08, 0xff], &[0x0f]];
+    let mut failures = Vec::new();
+    for &path in &methods {
+        for body in bodies {
+            let answer = call_raw(channel.clone(), path, common::with_timeout(body.to_vec(), Duration::from_secs(10)));
+            match answer.await {
+                Err(status) if status.code() == Code::InvalidArgument => {}
+                Err(status) => failures.push(format!("{path} {}: {:?} {}", hex(body), status.code(), status.message())),
+                Ok(answer) => failures.push(format!("{path} {}: OK {}", hex(body), hex(&answer))),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "bodies that do not decode answered otherwise:\n{}", failures.join("\n"));
+    let calls = methods.len() * bodies.len();
+    let logged = || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.lines().filter(|line| line.contains("DEBUG") && line.contains("INVALID_ARGUMENT")).count()
+    };
+    common::wait_until(Duration::from_secs(10), "every failed call logged", async || logged() >= calls).await;
+    let text = std::fs::read_to_string(&log).unwrap();
+    let errors: Vec<&str> = text.lines().filter(|line| line.contains("ERROR")).collect();
+    assert!(errors.is_empty(), "ERROR lines for bodies that do not decode:\n{}", errors.join("\n"));
+    assert_serving(channel).await;
+}
+
+/// A 100 kB operation name, filter or page token is repeated in the answer's message only as its
+/// start, an ellipsis and its length, so that the client sees the answer (NOT_FOUND,
+/// INVALID_ARGUMENT) and not RESOURCE_EXHAUSTED for a header block over its limit; so is a message
+/// of a service that repeats a client's input whole (reflection's for an unknown symbol), cut by
+/// the call layer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_input_is_repeated_short_in_every_message() {
+    use nimber::google::longrunning as lro;
+    const LONG: usize = 100_000;
+    let server = TestServer::start();
+    let channel = server.channel().await;
+    let mut operations = lro::operations_client::OperationsClient::new(channel.clone());
+    let mut solver = server.client().await;
+    let name = format!("operations/{}", "a".repeat(LONG));
+    let long = "x".repeat(LONG);
+    let mut answers = vec![
+        (
+            "GetOperation name",
+            Code::NotFound,
+            operations.get_operation(lro::GetOperationRequest { name: name.clone() }).await.map(drop),
+        ),
+        (
+            "CancelOperation name",
+            Code::NotFound,
+            operations.cancel_operation(lro::CancelOperationRequest { name: name.clone() }).await.map(drop),
+        ),
+        (
+            "DeleteOperation name",
+            Code::NotFound,
+            operations.delete_operation(lro::DeleteOperationRequest { name: name.clone() }).await.map(drop),
+        ),
+        (
+            "WaitOperation name",
+            Code::NotFound,
+            operations.wait_operation(lro::WaitOperationRequest { name: name.clone(), timeout: None }).await.map(drop),
+        ),
+        (
+            "ListOperations name",
+            Code::NotFound,
+            operations
+                .list_operations(lro::ListOperationsRequest { name: long.clone(), ..Default::default() })
+                .await
+                .map(drop),
+        ),
+        (
+            "ListOperations filter",
+            Code::InvalidArgument,
+            operations
+                .list_operations(lro::ListOperationsRequest { filter: long.clone(), ..Default::default() })
+                .await
+                .map(drop),
+        ),
+        (
+            "ListOperations page_token",
+            Code::InvalidArgument,
+            operations
+                .list_operations(lro::ListOperationsRequest { page_token: long.clone(), ..Default::default() })
+                .await
+                .map(drop),
+        ),
+        (
+            "ListExploreRows name",
+            Code::NotFound,
+            solver
+                .list_explore_rows(proto::ListExploreRowsRequest { name: name.clone(), ..Default::default() })
+                .await
+                .map(drop),
+        ),
+        (
+            "WatchExplore name",
+            Code::NotFound,
+            solver.watch_explore(proto::WatchExploreRequest { name: name.clone() }).await.map(drop),
+        ),
+    ];
+    let mut reflection =
+        tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient::new(channel.clone());
+    let request = tonic_reflection::pb::v1::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(
+            tonic_reflection::pb::v1::server_reflection_request::MessageRequest::FileContainingSymbol(long.clone()),
+        ),
+    };
+    let reflected = match reflection.server_reflection_info(tokio_stream::iter([request])).await {
+        Ok(responses) => responses.into_inner().message().await.map(drop),
+        Err(status) => Err(status),
+    };
+    answers.push(("reflection symbol", Code::NotFound, reflected));
+    let mut failures = Vec::new();
+    for (what, expected, answer) in answers {
+        let Err(status) = answer else {
+            failures.push(format!("{what}: OK"));
+            continue;
+        };
+        let message = status.message();
+        // Our messages quote the input's start; reflection's is cut whole by the call layer.
+        let bound = if what.starts_with("reflection") { nimber::calls::MAX_STATUS_MESSAGE_BYTES + 64 } else { 256 };
+        if status.code() != expected || message.len() > bound || !message.contains('…') {
+            failures.push(format!("{what}: {:?} ({} bytes) {:.300}", status.code(), message.len(), message));
+        }
+    }
+    assert!(failures.is_empty(), "answers to long input:\n{}", failures.join("\n"));
+}

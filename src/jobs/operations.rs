@@ -10,6 +10,7 @@ use futures_util::Stream;
 use tonic::{Request, Response, Status};
 
 use super::runner::{JobsError, Runner};
+use crate::calls::quoted;
 use crate::google::longrunning::{self as lro, operations_server::Operations, Operation};
 use crate::proto;
 
@@ -113,7 +114,8 @@ fn parse_filter(filter: &str) -> Result<Option<bool>, Status> {
         "done=true" => Ok(Some(true)),
         "done=false" => Ok(Some(false)),
         _ => Err(Status::invalid_argument(format!(
-            "filter {filter:?} is not supported; use \"done=true\", \"done=false\" or an empty filter"
+            "filter {} is not supported; use \"done=true\", \"done=false\" or an empty filter",
+            quoted(filter)
         ))),
     }
 }
@@ -127,8 +129,8 @@ impl Operations for OperationsService {
         let request = request.into_inner();
         if !request.name.is_empty() && request.name != "operations" {
             return Err(Status::not_found(format!(
-                "no operations under {:?}; use \"operations\" or leave name empty",
-                request.name
+                "no operations under {}; use \"operations\" or leave name empty",
+                quoted(&request.name)
             )));
         }
         let done = parse_filter(&request.filter)?;

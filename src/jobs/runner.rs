@@ -440,7 +440,7 @@ impl Runner {
             token => row_of_token(token).filter(|&start| start <= total).ok_or_else(|| {
                 JobsError::InvalidArgument(InvalidArgument::field(
                     "page_token",
-                    format!("{token:?} is not a next_page_token this server gave"),
+                    format!("{} is not a next_page_token this server gave", crate::calls::quoted(token)),
                 ))
             })?,
         };
@@ -476,7 +476,7 @@ impl Runner {
         if !page_token.is_empty() && !super::is_name(page_token) {
             return Err(JobsError::InvalidArgument(InvalidArgument::field(
                 "page_token",
-                format!("{page_token:?} is not a next_page_token this server gave"),
+                format!("{} is not a next_page_token this server gave", crate::calls::quoted(page_token)),
             )));
         }
         let page_size = if page_size == 0 { DEFAULT_PAGE } else { page_size.min(MAX_PAGE) };
@@ -524,7 +524,7 @@ fn row_of_token(token: &str) -> Option<u64> {
 }
 
 fn not_found(name: &str) -> JobsError {
-    JobsError::NotFound(format!("no operation named {name:?}"))
+    JobsError::NotFound(format!("no operation named {}", crate::calls::quoted(name)))
 }
 
 impl Shared {
