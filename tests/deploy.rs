@@ -191,6 +191,21 @@ fn the_fleet_manifest_shares_redis_through_a_secret_and_runs_a_deployment() {
     let mount = &container["volumeMounts"][0];
     assert_eq!(mount["mountPath"].as_str(), Some(data.as_str()), "the append-only file is on the volume");
     assert_eq!(jobs_redis["spec"]["volumeClaimTemplates"][0]["metadata"]["name"], mount["name"]);
+
+    // The fleet's secret: a file from the same Secret, which every replica reads.
+    let env = pod["containers"][0]["env"].as_sequence().unwrap();
+    let secret_file = env.iter().find(|v| v["name"] == "NIMBER_SHARED_CACHE_SECRET_FILE").expect("a fleet secret");
+    let secret_file = std::path::Path::new(secret_file["value"].as_str().unwrap());
+    let mount = pod["containers"][0]["volumeMounts"].as_sequence().unwrap().iter().find(|mount| {
+        secret_file.parent() == Some(std::path::Path::new(mount["mountPath"].as_str().unwrap()))
+    });
+    let volume_name = &mount.expect("the secret's directory is mounted")["name"];
+    let volume = pod["volumes"].as_sequence().unwrap().iter().find(|volume| volume["name"] == *volume_name).unwrap();
+    assert_eq!(volume["secret"]["secretName"], secret["metadata"]["name"]);
+    let item = &volume["secret"]["items"][0];
+    assert_eq!(item["path"].as_str(), secret_file.file_name().and_then(|name| name.to_str()));
+    let value = secret["stringData"][item["key"].as_str().unwrap()].as_str().expect("the Secret holds the secret");
+    assert!(value.len() >= 16, "a secret the server accepts (at least 16 bytes)");
 }
 
 #[test]
@@ -214,5 +229,11 @@ fn the_compose_file_runs_two_replicas_sharing_redis() {
         assert_eq!(replica["environment"]["NIMBER_SHARED_CACHE"], "redis://redis:6379/0");
         assert_eq!(replica["environment"]["NIMBER_JOBS_REDIS"], "redis://jobs-redis:6379/0");
         assert_eq!(replica["build"]["dockerfile"], "deploy/Dockerfile");
+        // The fleet's secret, from a compose secret (a file beside this one).
+        let path = replica["environment"]["NIMBER_SHARED_CACHE_SECRET_FILE"].as_str().expect("a fleet secret");
+        let name = path.strip_prefix("/run/secrets/").expect("a compose secret");
+        let file = compose["secrets"][name]["file"].as_str().expect("the secret's file");
+        let secret = repo_file(&format!("deploy/{file}"));
+        assert!(secret.trim_end().len() >= 16, "a secret the server accepts (at least 16 bytes)");
     }
 }
