@@ -196,9 +196,11 @@ fn the_fleet_manifest_shares_redis_through_a_secret_and_runs_a_deployment() {
     let env = pod["containers"][0]["env"].as_sequence().unwrap();
     let secret_file = env.iter().find(|v| v["name"] == "NIMBER_SHARED_CACHE_SECRET_FILE").expect("a fleet secret");
     let secret_file = std::path::Path::new(secret_file["value"].as_str().unwrap());
-    let mount = pod["containers"][0]["volumeMounts"].as_sequence().unwrap().iter().find(|mount| {
-        secret_file.parent() == Some(std::path::Path::new(mount["mountPath"].as_str().unwrap()))
-    });
+    let mount = pod["containers"][0]["volumeMounts"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|mount| secret_file.parent() == Some(std::path::Path::new(mount["mountPath"].as_str().unwrap())));
     let volume_name = &mount.expect("the secret's directory is mounted")["name"];
     let volume = pod["volumes"].as_sequence().unwrap().iter().find(|volume| volume["name"] == *volume_name).unwrap();
     assert_eq!(volume["secret"]["secretName"], secret["metadata"]["name"]);
