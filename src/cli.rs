@@ -221,7 +221,13 @@ async fn explore_here(
     // Listening for Ctrl-C from before the job starts: a Ctrl-C after the first progress line is
     // never the default "kill the process".
     let mut interrupted = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    let config = JobsConfig { dir: jobs_dir, table_limit: budget.table_entries, ..Default::default() };
+    let job_store = nimber::jobs::local::JobStoreOptions {
+        page_cache_bytes: budget.jobs_page_cache_bytes,
+        max_bytes: budget.jobs_store_max_bytes,
+        ..Default::default()
+    };
+    let config =
+        JobsConfig { dir: jobs_dir, store: job_store, table_limit: budget.table_entries, ..Default::default() };
     let runner = tokio::task::spawn_blocking(move || Runner::start(config, store)).await??;
     let operation = nimber::jobs::operations::explore(&runner, request).await?;
     let stream = nimber::jobs::operations::watch(&runner, operation.name).await?;

@@ -8,6 +8,7 @@ pub mod cache;
 pub mod calls;
 pub mod codec;
 pub mod convert;
+pub mod disk;
 pub mod games;
 pub mod jobs;
 pub mod judge;

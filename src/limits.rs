@@ -23,11 +23,26 @@ pub const PAGE_CACHE_SHARE_DIVISOR: u64 = 8;
 /// The largest page cache sled is given: 1 GiB, sled's own default.
 pub const MAX_PAGE_CACHE_BYTES: u64 = 1 << 30;
 
-/// The share of the memory limit that bounds the store's size on disk by default: a quarter. sled
-/// 0.34 keeps about as much in memory as the store takes on disk, whatever its page cache (measured:
-/// 263 MB resident right after opening a store of a million values, 359 MB on disk, with a 32 MiB
-/// page cache; 330–380 MB while writing them).
-pub const STORE_SIZE_SHARE_DIVISOR: u64 = 4;
+/// The share of the memory limit that bounds the store's size on disk by default: a sixteenth.
+/// sled 0.34 keeps about as much in memory as the store takes on disk, whatever its page cache
+/// (measured: 263 MB resident right after opening a store of a million values, 359 MB on disk, with
+/// a 32 MiB page cache), and up to four times as much while it is written heavily and kept at its
+/// bound (measured under the mixed load of `tests/memory.rs` at a 256 MiB limit: a 32 MiB bound
+/// peaked at 302 MiB of RSS, a 16 MiB bound at 249 MiB, a 4 MB bound at 231 MiB). So a quarter of
+/// the limit goes to what sled keeps beyond its page cache, and a quarter of that bounds the store.
+pub const STORE_SIZE_SHARE_DIVISOR: u64 = 16;
+
+/// The share of the memory limit that bounds the job store by default (`--max-jobs-store-bytes`):
+/// a thirty-second, at most [`MAX_JOB_STORE_BYTES`]; sled keeps about as much in memory as it
+/// holds (see [`STORE_SIZE_SHARE_DIVISOR`]), and the job store is read whole at every start.
+pub const JOB_STORE_SHARE_DIVISOR: u64 = 32;
+
+/// The largest default bound of the job store: 1 GiB.
+pub const MAX_JOB_STORE_BYTES: u64 = 1 << 30;
+
+/// The share of the memory limit given to the job store's page cache: a sixty-fourth, between 1
+/// and 16 MiB (its records are few and small; its tables are read a page at a time).
+pub const JOB_PAGE_CACHE_SHARE_DIVISOR: u64 = 64;
 
 /// The smallest table a solve may be given; below it searches thrash.
 pub const MIN_TABLE_ENTRIES: usize = 1 << 16;
@@ -160,6 +175,10 @@ pub struct MemoryBudget {
     pub page_cache_bytes: u64,
     /// The most the store's default size bound on disk may be (`--max-store-bytes`' default).
     pub store_max_bytes: u64,
+    /// Bytes of the job store's page cache.
+    pub jobs_page_cache_bytes: u64,
+    /// The job store's default bound (`--max-jobs-store-bytes`' default).
+    pub jobs_store_max_bytes: u64,
 }
 
 /// Shares `memory_limit`, the whole process's, between everything that grows with the work:
@@ -170,12 +189,15 @@ pub struct MemoryBudget {
 ///   overhead);
 /// - **one eighth** ([`PAGE_CACHE_SHARE_DIVISOR`]) to sled's page cache, at most
 ///   [`MAX_PAGE_CACHE_BYTES`];
-/// - **one quarter** ([`STORE_SIZE_SHARE_DIVISOR`]) to what sled keeps in memory beyond its page
-///   cache, which grows with the store's size on disk: it bounds the store's default size bound
-///   (`--max-store-bytes`, otherwise also at most 2 GiB and a quarter of its filesystem);
-/// - **the remaining eighth** to what has no bound of its own here: the store's write buffer (a
-///   fixed number of values), the job store (a 16 MiB page cache), the allocator's slack, the
-///   runtime and the binary.
+/// - **one quarter** to what sled keeps in memory beyond its page cache, which grows with the
+///   store's size on disk, up to four times that size under heavy writes: so a sixteenth
+///   ([`STORE_SIZE_SHARE_DIVISOR`]) bounds the store's default size (`--max-store-bytes`,
+///   otherwise also at most 2 GiB and a quarter of its filesystem);
+/// - **the remaining eighth** to the job store (a page cache of a sixty-fourth
+///   ([`JOB_PAGE_CACHE_SHARE_DIVISOR`], 1 to 16 MiB), and what it holds, at most a thirty-second
+///   ([`JOB_STORE_SHARE_DIVISOR`]) by default) and to what has no bound of its own here: the
+///   store's write buffer (a fixed number of values), the allocator's slack, the runtime and the
+///   binary.
 ///
 /// Unset values are derived: solves default to `cores` (as many as the budget allows with
 /// [`MIN_TABLE_ENTRIES`] each), entries to the budget's share capped at `max_table_entries`. A
@@ -217,6 +239,8 @@ pub fn share_memory(
         store_hot_bytes: (table_entries as u64).saturating_mul(TABLE_ENTRY_BYTES),
         page_cache_bytes: (memory_limit / PAGE_CACHE_SHARE_DIVISOR).min(MAX_PAGE_CACHE_BYTES),
         store_max_bytes: memory_limit / STORE_SIZE_SHARE_DIVISOR,
+        jobs_page_cache_bytes: (memory_limit / JOB_PAGE_CACHE_SHARE_DIVISOR).clamp(1 << 20, 16 << 20),
+        jobs_store_max_bytes: (memory_limit / JOB_STORE_SHARE_DIVISOR).min(MAX_JOB_STORE_BYTES),
     })
 }
 
@@ -327,7 +351,10 @@ mod tests {
         let tables = (budget.expensive_solves as u64 + 1) * budget.table_entries as u64 * TABLE_ENTRY_BYTES;
         assert!(tables + budget.store_hot_bytes <= limit / 2, "{budget:?}");
         assert_eq!(budget.page_cache_bytes, limit / 8);
-        assert_eq!(budget.store_max_bytes, limit / 4);
+        assert_eq!(budget.store_max_bytes, limit / 16);
+        assert_eq!((budget.jobs_page_cache_bytes, budget.jobs_store_max_bytes), (16 << 20, limit / 32));
+        let small = share_memory(256 << 20, 2, 1, None, None, 16 << 20).unwrap();
+        assert_eq!((small.jobs_page_cache_bytes, small.jobs_store_max_bytes), (4 << 20, 8 << 20));
         // sled never gets more than its own default.
         assert_eq!(share_memory(1 << 40, 2, 1, None, None, 16 << 20).unwrap().page_cache_bytes, MAX_PAGE_CACHE_BYTES);
     }

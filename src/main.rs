@@ -133,9 +133,20 @@ struct ServeArgs {
     /// How long a finished operation is kept unless deleted (e.g. 7d, 12h, 30m).
     #[arg(long, env = "NIMBER_JOB_RETENTION", default_value = "7d", value_parser = humantime::parse_duration)]
     job_retention: Duration,
+    /// The most bytes of records and tables the job store holds: past it, the tables of the oldest
+    /// finished jobs are deleted (their results stay), and while only running jobs' tables are left
+    /// Explore is RESOURCE_EXHAUSTED (default: a thirty-second of the memory limit, at most 1 GiB:
+    /// sled keeps about as much in memory).
+    #[arg(long, env = "NIMBER_MAX_JOBS_STORE_BYTES")]
+    max_jobs_store_bytes: Option<u64>,
+    /// What to do when the job store is unreadable: `rebuild` recovers its readable records into an
+    /// empty one and moves it aside to `<jobs-dir>.corrupt-<unix seconds>`; `fail` exits with one
+    /// line.
+    #[arg(long, env = "NIMBER_ON_CORRUPT_JOBS", value_enum, default_value_t = OnCorrupt::Rebuild)]
+    on_corrupt_jobs: OnCorrupt,
     /// Size bound of the store on disk, in bytes: once reached, it keeps the values most expensive
-    /// to recompute (default: 2 GiB, a quarter of the data directory's filesystem, or a quarter of
-    /// the memory limit, whichever is smallest: sled keeps about as much in memory).
+    /// to recompute (default: 2 GiB, a quarter of the data directory's filesystem, or a sixteenth of
+    /// the memory limit, whichever is smallest: sled keeps up to four times as much in memory).
     #[arg(long, env = "NIMBER_MAX_STORE_BYTES")]
     max_store_bytes: Option<u64>,
     /// What to do when the store on disk is unreadable: `rebuild` moves it aside to
@@ -281,6 +292,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         keepalive_timeout: Duration::from_millis(args.keepalive_timeout_ms.max(1)),
         jobs: nimber::jobs::runner::JobsConfig {
             dir: args.jobs_dir,
+            store: nimber::jobs::local::JobStoreOptions {
+                page_cache_bytes: budget.jobs_page_cache_bytes,
+                on_corrupt: args.on_corrupt_jobs,
+                max_bytes: args.max_jobs_store_bytes.unwrap_or(budget.jobs_store_max_bytes),
+            },
             max_jobs: args.max_jobs.max(1),
             retention: args.job_retention,
             table_limit: budget.table_entries,

@@ -419,8 +419,25 @@ impl Collector for JobsCollector {
         let gauges = [
             ("nimber_jobs_queued", "Explore jobs waiting for a worker (at most --max-queued-jobs)", counts.queued),
             ("nimber_jobs_running", "Explore jobs running (at most --max-jobs)", counts.running),
+            (
+                "nimber_jobs_store_writable",
+                "1 while the job store can write, 0 while it waits for space (job calls answer UNAVAILABLE)",
+                counts.store.writable as u64,
+            ),
+            (
+                "nimber_jobs_store_bytes",
+                "Bytes of keys and values the local job store holds (at most about --max-jobs-store-bytes)",
+                counts.store.bytes,
+            ),
         ];
         encode_gauges(&mut encoder, gauges)?;
+        let moved_aside = encoder.encode_descriptor(
+            "nimber_jobs_store_moved_aside",
+            "Unreadable job stores moved aside to <jobs-dir>.corrupt-<time> since the start (readable records recovered)",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        ConstCounter::new(counts.store.moved_aside).encode(moved_aside)?;
         let mut ended = encoder.encode_descriptor(
             "nimber_jobs_ended",
             "Explore job runs that ended since the start, by final state",

@@ -130,6 +130,8 @@ impl Default for ServerConfig {
                 store_hot_bytes: crate::limits::MIN_TABLE_ENTRIES as u64 * crate::limits::TABLE_ENTRY_BYTES,
                 page_cache_bytes: memory_limit / crate::limits::PAGE_CACHE_SHARE_DIVISOR,
                 store_max_bytes: memory_limit / crate::limits::STORE_SIZE_SHARE_DIVISOR,
+                jobs_page_cache_bytes: 1 << 20,
+                jobs_store_max_bytes: memory_limit / crate::limits::JOB_STORE_SHARE_DIVISOR,
             });
         Self {
             data_dir: PathBuf::from("nimber-data"),
@@ -195,7 +197,9 @@ impl Server {
             })
         });
         let store = Arc::new(store.await??);
-        let jobs = crate::jobs::runner::Runner::start(config.jobs.clone(), store.clone())?;
+        let (jobs_config, memo) = (config.jobs.clone(), store.clone());
+        // Opening the job store reads all of it: not on the async runtime either.
+        let jobs = tokio::task::spawn_blocking(move || crate::jobs::runner::Runner::start(jobs_config, memo)).await??;
         let listener =
             TcpListener::bind(listen).await.map_err(|error| anyhow::anyhow!("cannot listen on {listen}: {error}"))?;
         let metrics_listener = match config.metrics_listen {
@@ -262,6 +266,7 @@ impl Server {
         let (health_reporter, health) = tonic_health::server::health_reporter();
         health_reporter.set_serving::<proto::solver_server::SolverServer<SolverService>>().await;
         health_reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;
+        tokio::spawn(report_job_store_health(self.jobs.clone(), health_reporter.clone()));
 
         tracing::info!(address = %self.listener.local_addr()?, tls = self.tls.is_some(), data_dir = %self.config.data_dir.display(), "serving");
         let stopping = Arc::new(tokio::sync::Notify::new());
@@ -362,6 +367,30 @@ pub fn shutdown_signal() -> impl Future<Output = ()> + Send {
     {
         async {
             let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// The health of `google.longrunning.Operations`: SERVING while the job store can write,
+/// NOT_SERVING while it waits for space (Solve keeps serving; `""` stays SERVING). Follows the
+/// runner's changes (at least once a second) until the runner's sender is gone.
+async fn report_job_store_health(
+    jobs: Arc<crate::jobs::runner::Runner>,
+    reporter: tonic_health::server::HealthReporter,
+) {
+    const OPERATIONS: &str = "google.longrunning.Operations";
+    let mut changes = jobs.changes();
+    let mut reported = None;
+    loop {
+        let writable = jobs.counts().store.writable;
+        if reported != Some(writable) {
+            let status =
+                if writable { tonic_health::ServingStatus::Serving } else { tonic_health::ServingStatus::NotServing };
+            reporter.set_service_status(OPERATIONS, status).await;
+            reported = Some(writable);
+        }
+        if changes.changed().await.is_err() {
+            return;
         }
     }
 }

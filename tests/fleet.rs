@@ -44,7 +44,7 @@ impl Redis {
             .spawn()
             .unwrap_or_else(|error| {
                 panic!(
-                    "cannot start redis-server ({error}): install it (apt-get install -y redis-server; .ci/run does)"
+                    "cannot start redis-server ({error}): install it (apt-get install -y redis-server; scripts/test.sh does)"
                 )
             });
         self.child = Some(child);

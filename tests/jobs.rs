@@ -7,83 +7,13 @@ mod common;
 use nimber::games::Value;
 use std::time::{Duration, Instant};
 
+use common::jobs::{
+    board, full_boards, get, operations, progress, result, sub_boards, wait_done, wait_for, wait_running,
+};
 use common::{assert_idle, cpu_ticks, engine_value, sample, scrape, solve_request, TestServer};
 use nimber::google::longrunning::{self as lro, operation::Result as OperationResult, Operation};
 use nimber::proto::{self, explore_request::Job, ExploreState};
-use prost::Message;
 use tonic::Code;
-
-type Operations = lro::operations_client::OperationsClient<tonic::transport::Channel>;
-
-async fn operations(server: &TestServer) -> Operations {
-    lro::operations_client::OperationsClient::new(server.channel().await)
-}
-
-fn full_boards(rows: (u32, u32), columns: (u32, u32)) -> proto::ExploreRequest {
-    proto::ExploreRequest {
-        job: Some(Job::FullBoards(proto::FullBoards {
-            min_rows: rows.0,
-            max_rows: rows.1,
-            min_columns: columns.0,
-            max_columns: columns.1,
-        })),
-        ..Default::default()
-    }
-}
-
-fn board(rows: usize, columns: usize) -> proto::Position {
-    proto::Position {
-        game: Some(proto::position::Game::Tetris(proto::Tetris { rows: vec!["0".repeat(columns); rows] })),
-    }
-}
-
-fn progress(operation: &Operation) -> proto::ExploreProgress {
-    let metadata = operation.metadata.as_ref().expect("every operation has metadata");
-    assert_eq!(metadata.type_url, "type.googleapis.com/nimber.v1.ExploreProgress");
-    proto::ExploreProgress::decode(metadata.value.as_slice()).expect("the metadata decodes")
-}
-
-fn result(operation: &Operation) -> proto::ExploreResult {
-    match &operation.result {
-        Some(OperationResult::Response(any)) => {
-            assert_eq!(any.type_url, "type.googleapis.com/nimber.v1.ExploreResult");
-            proto::ExploreResult::decode(any.value.as_slice()).expect("the response decodes")
-        }
-        other => panic!("expected a response, got {other:?}"),
-    }
-}
-
-async fn get(client: &mut Operations, name: &str) -> Operation {
-    client
-        .get_operation(lro::GetOperationRequest { name: name.into() })
-        .await
-        .expect("the operation exists")
-        .into_inner()
-}
-
-/// Waits (at most 30 s) until job `name` runs; returns its operation then.
-async fn wait_running(client: &mut Operations, name: &str) -> Operation {
-    wait_for(client, name, Duration::from_secs(30), |operation| progress(operation).state() == ExploreState::Running)
-        .await
-}
-
-/// Polls GetOperation (every 50 ms, at most `timeout`) until `condition` holds; returns that state.
-async fn wait_for(
-    client: &mut Operations,
-    name: &str,
-    timeout: Duration,
-    condition: impl Fn(&Operation) -> bool,
-) -> Operation {
-    let started = Instant::now();
-    loop {
-        let operation = get(client, name).await;
-        if condition(&operation) {
-            return operation;
-        }
-        assert!(started.elapsed() < timeout, "no such state within {timeout:?}; last: {:?}", progress(&operation));
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_boards_family_runs_as_an_operation_and_matches_the_engine() {
@@ -372,21 +302,6 @@ async fn bad_input_is_rejected_naming_the_field_and_unknown_names_are_not_found(
         .unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(status.message().contains("filter"), "{}", status.message());
-}
-
-fn sub_boards(board: &[&str], max_blocked: u32) -> proto::ExploreRequest {
-    proto::ExploreRequest {
-        job: Some(Job::SubBoards(proto::SubBoards {
-            board: Some(proto::Tetris { rows: board.iter().map(|row| row.to_string()).collect() }),
-            max_blocked,
-        })),
-        ..Default::default()
-    }
-}
-
-async fn wait_done(client: &mut Operations, name: &str) -> Operation {
-    let request = lro::WaitOperationRequest { name: name.into(), timeout: None };
-    client.wait_operation(request).await.expect("the operation exists").into_inner()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,8 +9,8 @@ use nimber::games::Value;
 use std::time::{Duration, Instant};
 
 use common::{
-    call_raw, engine_value, full_board, occupy_the_only_slot, run_measuring_peak_rss, sample, scrape, solve_request,
-    wait_until, with_timeout, TestServer,
+    call_raw, engine_value, full_board, occupy_the_only_slot, peak_rss, run_measuring_peak_rss, sample, scrape,
+    solve_request, wait_until, with_timeout, TestServer,
 };
 use nimber::games::{sum, MAX_ITEMS};
 use nimber::proto::{self, position::Game as P};
@@ -44,13 +44,6 @@ fn nested_sum_body(sums: usize, boards: usize) -> Vec<u8> {
     let inner_sum = field(0x32, &component.repeat(boards));
     let outer_sum = field(0x32, &field(0x0a, &inner_sum).repeat(sums));
     field(0x0a, &outer_sum)
-}
-
-/// The peak resident set size of a process so far, in bytes.
-fn peak_rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the server's /proc entry");
-    let line = status.lines().find(|line| line.starts_with("VmHWM:")).expect("a VmHWM line");
-    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
 }
 
 /// The request: 16.8 MB, a sum of 240 sums of 10 000 one-cell boards. It cost 5.3 s and

@@ -47,7 +47,6 @@
 //! space returns. When the store reaches its size bound, it keeps the values that cost the most to
 //! recompute and evicts the cheapest (see [`StoreOptions::max_bytes`]).
 
-mod disk;
 mod format;
 pub mod shared;
 mod writer;
@@ -58,16 +57,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-pub use disk::OnCorrupt;
+pub use crate::disk::{OnCorrupt, OpenError};
 pub use format::{decode_value, encode_value, store_key, Stored, VALUE_FORMAT_V1, VALUE_FORMAT_V2, VALUE_FORMAT_V3};
 pub use shared::{
     check_value, lease_key, seal_value, value_key, LeaseAttempt, Rejection, SharedCache, SharedCacheConfig,
     SharedCounts, SharedSecret,
 };
 
+use crate::disk;
 use crate::games::{Budget, GameTag, Interrupted, Memo, DEFAULT_TABLE_LIMIT};
 use crate::limits::{MemoryBudget, MAX_PAGE_CACHE_BYTES, TABLE_ENTRY_BYTES};
-use disk::Failure;
 
 /// How many buffered values make the writer thread write a batch at once.
 const WRITE_BATCH: usize = 4096;
@@ -125,36 +124,6 @@ impl StoreOptions {
         }
     }
 }
-
-/// Why the store could not be opened.
-#[derive(Debug)]
-pub struct OpenError {
-    path: String,
-    reason: String,
-}
-
-impl OpenError {
-    fn new(path: &Path, failure: &Failure) -> Self {
-        let reason = match failure {
-            // sled 0.34 reports a held lock as `Other` with this text (or `WouldBlock` from the OS).
-            Failure::Sled(sled::Error::Io(io))
-                if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("could not acquire lock") =>
-            {
-                "it is locked by another running process (one server per data directory)".to_string()
-            }
-            other => other.to_string(),
-        };
-        Self { path: path.display().to_string(), reason }
-    }
-}
-
-impl std::fmt::Display for OpenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot open the cache store at {}: {}", self.path, self.reason)
-    }
-}
-
-impl std::error::Error for OpenError {}
 
 /// The persistent memo over sled, with the fleet's shared tier (Redis) behind it when configured.
 pub struct Store {
@@ -296,7 +265,7 @@ impl Store {
     /// permissions, a file in the way) are an error. May take a while: call it off async threads.
     pub fn open_with(path: &Path, options: &StoreOptions) -> Result<Self, OpenError> {
         let max_bytes = options.max_bytes.unwrap_or_else(|| default_max_bytes(path, u64::MAX));
-        let opened = writer::open_when_unlocked(path, options.on_corrupt, options.page_cache_bytes)?;
+        let opened = writer::open_or_recover(path, options.on_corrupt, options.page_cache_bytes)?;
         if opened.is_none() {
             tracing::error!(
                 data_dir = %path.display(),
@@ -646,15 +615,7 @@ impl Drop for Store {
 /// the memory limit: sled keeps about as much in memory as the store takes on disk), whichever is
 /// smallest, and at least 1 MiB.
 pub fn default_max_bytes(path: &Path, memory_share: u64) -> u64 {
-    let existing = path.ancestors().find(|dir| dir.exists()).unwrap_or(Path::new("."));
-    let filesystem_size = || {
-        let c_path = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()).ok()?;
-        let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
-        // SAFETY: `c_path` is a valid NUL-terminated string and `stats` a writable statvfs.
-        (unsafe { libc::statvfs(c_path.as_ptr(), &mut stats) } == 0)
-            .then(|| (stats.f_blocks as u64).saturating_mul(stats.f_frsize as u64))
-    };
-    let quarter_of_filesystem = filesystem_size().map_or(u64::MAX, |total| total / 4);
+    let quarter_of_filesystem = disk::filesystem(path).map_or(u64::MAX, |filesystem| filesystem.size / 4);
     DEFAULT_MAX_BYTES.min(quarter_of_filesystem).min(memory_share).max(1 << 20)
 }
 

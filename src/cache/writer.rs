@@ -7,12 +7,12 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::disk::{self, guarded, Failure, Kind};
 use super::format::{
     bucket_of_stored, cost_bucket, decode_value, encode_value, index_key, indexed_key, is_value_key, CAP_KEY,
     ENTRIES_KEY, INDEX_PREFIX,
 };
 use super::{lock, OnCorrupt, OpenError, Shared, WRITE_BATCH};
+use crate::disk::{self, guarded, Failure, Kind};
 
 /// The longest a buffered value waits before the writer thread writes it.
 const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
@@ -33,49 +33,23 @@ impl Opened {
     }
 }
 
+/// How the cache store is named in messages about opening it.
+const CACHE_STORE: disk::Described =
+    disk::Described { store: "cache store", on_corrupt_flag: "--on-corrupt-store", loss: "it is only a cache" };
+
 /// Opens the store in `path` and reads its bookkeeping (counting and indexing an old store once).
-/// An unreadable store is moved aside and replaced by an empty one, or refused, per `on_corrupt`;
-/// `Ok(None)` means the disk is full.
+/// An unreadable store is moved aside and replaced by an empty one, or refused, per `on_corrupt`
+/// ([`disk::open_or_move_aside`]); `Ok(None)` means the disk is full.
 pub(super) fn open_or_recover(
     path: &Path,
     on_corrupt: OnCorrupt,
     page_cache_bytes: u64,
 ) -> Result<Option<Opened>, OpenError> {
-    let failure = match open_and_prepare(path, page_cache_bytes) {
-        Ok(opened) => return Ok(Some(opened)),
-        Err(failure) => failure,
-    };
-    match failure.kind() {
-        Kind::Environment => Err(OpenError::new(path, &failure)),
-        Kind::NoSpace => Ok(None),
-        Kind::Corrupt if on_corrupt == OnCorrupt::Fail => Err(OpenError {
-            path: path.display().to_string(),
-            reason: format!(
-                "the store is unreadable ({failure}); it is only a cache: move it away, or start with \
-                 --on-corrupt-store=rebuild to have it moved aside"
-            ),
-        }),
-        Kind::Corrupt => {
-            let aside = disk::aside_path(path);
-            std::fs::rename(path, &aside).map_err(|error| OpenError {
-                path: path.display().to_string(),
-                reason: format!(
-                    "the store is unreadable ({failure}) and cannot be moved to {}: {error}",
-                    aside.display()
-                ),
-            })?;
-            tracing::error!(
-                data_dir = %path.display(),
-                moved_to = %aside.display(),
-                "the cache store is unreadable ({failure}); moved it aside and started with an empty store"
-            );
-            match open_and_prepare(path, page_cache_bytes) {
-                Ok(opened) => Ok(Some(opened)),
-                Err(failure) if failure.kind() == Kind::NoSpace => Ok(None),
-                Err(failure) => Err(OpenError::new(path, &failure)),
-            }
-        }
-    }
+    let open = |path: &Path| open_and_prepare(path, page_cache_bytes);
+    Ok(match disk::open_or_move_aside(path, on_corrupt, CACHE_STORE, open, |_| {})? {
+        disk::Opening::Opened(opened, _) => Some(opened),
+        disk::Opening::DiskFull => None,
+    })
 }
 
 fn open_and_prepare(path: &Path, page_cache_bytes: u64) -> Result<Opened, Failure> {
@@ -258,7 +232,7 @@ fn reopen(shared: &Shared, bound: &mut Bound) {
     let Some(path) = &shared.path else { return };
     let was_writable = shared.writable.load(Ordering::Relaxed);
     shared.uninstall();
-    match open_when_unlocked(path, shared.on_corrupt, shared.page_cache_bytes) {
+    match open_or_recover(path, shared.on_corrupt, shared.page_cache_bytes) {
         Ok(Some(opened)) => {
             bound.cap = opened.cap.or(bound.cap);
             shared.install(opened);
@@ -272,28 +246,6 @@ fn reopen(shared: &Shared, bound: &mut Bound) {
             if shared.write_warnings.allow() {
                 tracing::error!(%error, "cannot reopen the cache store; serving without it, retrying");
             }
-        }
-    }
-}
-
-/// How long opening waits for sled's lock on the store: sled's own threads of a store just closed
-/// (by this process) may hold it for a moment longer.
-const LOCK_PATIENCE: Duration = Duration::from_secs(2);
-
-/// [`open_or_recover`], waiting up to [`LOCK_PATIENCE`] for a lock held a moment longer; a lock held
-/// by another running process is still an error after that.
-pub(super) fn open_when_unlocked(
-    path: &Path,
-    on_corrupt: OnCorrupt,
-    page_cache_bytes: u64,
-) -> Result<Option<Opened>, OpenError> {
-    let deadline = Instant::now() + LOCK_PATIENCE;
-    loop {
-        match open_or_recover(path, on_corrupt, page_cache_bytes) {
-            Err(error) if Instant::now() < deadline && error.reason.contains("lock") => {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            opened => return opened,
         }
     }
 }

@@ -8,11 +8,11 @@
 //! [`runner::Runner`] runs jobs on its own threads; [`operations`] serves them over gRPC.
 
 pub mod family;
+pub mod local;
 pub mod operations;
 pub mod runner;
 pub mod shared;
 
-use std::path::Path;
 use std::time::SystemTime;
 
 use prost::Message;
@@ -46,6 +46,10 @@ pub struct JobRecord {
     /// Why the job failed or that it was cancelled.
     #[prost(message, optional, tag = "5")]
     pub error: Option<Status>,
+    /// Whether the table of this finished job was deleted to keep the local job store within
+    /// `--max-jobs-store-bytes` (its result stays).
+    #[prost(bool, tag = "6")]
+    pub table_deleted: bool,
 }
 
 impl JobRecord {
@@ -134,7 +138,11 @@ pub fn status(code: tonic::Code, message: impl Into<String>) -> Status {
 #[derive(Debug)]
 pub enum StoreError {
     /// The local sled job store failed.
-    Sled(sled::Error),
+    Sled(String),
+    /// The local job store is closed until it can write again (a full disk): why.
+    Unavailable(String),
+    /// The local job store is past `--max-jobs-store-bytes`: why nothing new is created.
+    Full(String),
     /// Redis failed or did not answer in time (the kind of error, never the URL).
     Redis(String),
     /// A new record's name is taken already (never, with [`new_name`]'s names): nothing was created.
@@ -145,6 +153,7 @@ impl std::fmt::Display for StoreError {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StoreError::Sled(error) => write!(formatter, "{error}"),
+            StoreError::Unavailable(why) | StoreError::Full(why) => write!(formatter, "{why}"),
             StoreError::Redis(error) => write!(formatter, "the shared job store (Redis) failed: {error}"),
             StoreError::NameTaken(name) => write!(formatter, "operation name {name} is taken; nothing was created"),
         }
@@ -155,7 +164,7 @@ impl std::error::Error for StoreError {}
 
 impl From<sled::Error> for StoreError {
     fn from(error: sled::Error) -> Self {
-        StoreError::Sled(error)
+        StoreError::Sled(error.to_string())
     }
 }
 
@@ -243,155 +252,28 @@ pub trait JobRecords: Send + Sync {
     fn unclaimed(&self) -> StoreResult<Vec<String>> {
         Ok(Vec::new())
     }
-}
 
-/// The page cache of the job store's sled: its records are few and small (see
-/// [`crate::limits::share_memory`] for the memory it comes out of).
-const JOB_STORE_PAGE_CACHE_BYTES: u64 = 16 << 20;
-
-/// The job store of one replica: a sled database of its own (`--jobs-dir`).
-pub struct JobStore {
-    db: sled::Db,
-    records: sled::Tree,
-    request_ids: sled::Tree,
-}
-
-impl JobStore {
-    /// Opens (or creates) the job store in directory `path`.
-    pub fn open(path: &Path) -> anyhow::Result<Self> {
-        let db = sled::Config::new().path(path).cache_capacity(JOB_STORE_PAGE_CACHE_BYTES).open().map_err(|error| {
-            anyhow::anyhow!("cannot open the job store at {}: {error} (is another nimber using it?)", path.display())
-        })?;
-        Self::over(db)
+    /// How the store is doing, for the metrics (cheap: no I/O).
+    fn condition(&self) -> StoreCondition {
+        StoreCondition { writable: true, bytes: 0, moved_aside: 0 }
     }
 
-    /// A job store in memory only (for tests).
-    pub fn temporary() -> anyhow::Result<Self> {
-        Self::over(sled::Config::new().temporary(true).open()?)
-    }
-
-    fn over(db: sled::Db) -> anyhow::Result<Self> {
-        let records = db.open_tree("records")?;
-        let request_ids = db.open_tree("request_ids")?;
-        Ok(Self { db, records, request_ids })
-    }
-
-    fn items(&self, name: &str) -> StoreResult<sled::Tree> {
-        Ok(self.db.open_tree(items_tree_name(name))?)
+    /// Opens the store again if it was closed for want of space and can write now (called about
+    /// once a second); true when it just did: the unfinished jobs are to be queued again.
+    fn reopen(&self) -> bool {
+        false
     }
 }
 
-impl JobRecords for JobStore {
-    fn get(&self, name: &str) -> StoreResult<Option<JobRecord>> {
-        Ok(self.records.get(name)?.and_then(|bytes| decode_record(name, &bytes)))
-    }
-
-    /// A compare-and-swap against the record read: the runner serializes its own transitions, and
-    /// this keeps the first end even for a caller that does not.
-    fn put(&self, record: &JobRecord) -> StoreResult<Put> {
-        let (key, bytes) = (record.name.as_bytes(), record.encode_to_vec());
-        loop {
-            let Some(stored) = self.records.get(key)? else { return Ok(Put::Gone) };
-            if decode_record(&record.name, &stored).is_some_and(|stored| stored.is_done()) {
-                return Ok(Put::Ended);
-            }
-            if self.records.compare_and_swap(key, Some(stored), Some(bytes.as_slice()))?.is_ok() {
-                return Ok(Put::Saved);
-            }
-        }
-    }
-
-    fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>> {
-        Ok(self.request_ids.get(request_id)?.map(|name| String::from_utf8_lossy(&name).into_owned()))
-    }
-
-    /// One sled transaction over the records and the request ids.
-    fn create(&self, record: &JobRecord) -> StoreResult<Option<JobRecord>> {
-        use sled::transaction::{abort, TransactionError};
-        use sled::Transactional;
-        let (name, bytes, request_id) = (record.name.as_bytes(), record.encode_to_vec(), request_id(record));
-        let created = (&self.records, &self.request_ids).transaction(|(records, request_ids)| {
-            if !request_id.is_empty() {
-                if let Some(existing) = request_ids.get(request_id)? {
-                    let existing_name = String::from_utf8_lossy(&existing).into_owned();
-                    if let Some(stored) =
-                        records.get(&existing)?.and_then(|bytes| decode_record(&existing_name, &bytes))
-                    {
-                        return Ok(Some(stored));
-                    }
-                }
-            }
-            if records.get(name)?.is_some() {
-                return abort(());
-            }
-            records.insert(name, bytes.as_slice())?;
-            if !request_id.is_empty() {
-                request_ids.insert(request_id, name)?;
-            }
-            Ok(None)
-        });
-        let existing = match created {
-            Ok(existing) => existing,
-            Err(TransactionError::Abort(())) => return Err(StoreError::NameTaken(record.name.clone())),
-            Err(TransactionError::Storage(error)) => return Err(error.into()),
-        };
-        self.db.flush()?;
-        Ok(existing)
-    }
-
-    fn delete(&self, record: &JobRecord) -> StoreResult<()> {
-        let request_id = request_id(record);
-        if !request_id.is_empty() {
-            self.request_ids.remove(request_id)?;
-        }
-        self.db.drop_tree(items_tree_name(&record.name))?;
-        self.records.remove(record.name.as_bytes())?;
-        Ok(())
-    }
-
-    fn records_after<'a>(&'a self, after: &str) -> Box<dyn Iterator<Item = StoreResult<JobRecord>> + 'a> {
-        let start = std::ops::Bound::Excluded(after.as_bytes().to_vec());
-        let range = if after.is_empty() {
-            self.records.range::<Vec<u8>, _>(..)
-        } else {
-            self.records.range((start, std::ops::Bound::Unbounded))
-        };
-        Box::new(range.filter_map(|entry| match entry {
-            Ok((name, bytes)) => decode_record(&String::from_utf8_lossy(&name), &bytes).map(Ok),
-            Err(error) => Some(Err(error.into())),
-        }))
-    }
-
-    fn finished_items(&self, name: &str) -> StoreResult<std::collections::HashSet<u64>> {
-        let mut indexes = std::collections::HashSet::new();
-        for key in self.items(name)?.iter().keys() {
-            indexes.extend(key?.as_ref().try_into().ok().map(u64::from_be_bytes));
-        }
-        Ok(indexes)
-    }
-
-    fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<bool> {
-        let unfinished = self.get(name)?.is_some_and(|record| !record.is_done());
-        if unfinished {
-            self.items(name)?.insert(index.to_be_bytes(), row.encode_to_vec())?;
-        }
-        Ok(unfinished)
-    }
-
-    fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>> {
-        let items = self.items(name)?;
-        let mut rows = Vec::new();
-        for entry in items.range(start.to_be_bytes()..).take(limit) {
-            let (_, bytes) = entry?;
-            rows.extend(decode_row(name, &bytes));
-        }
-        Ok(rows)
-    }
-
-    fn flush(&self) -> StoreResult<()> {
-        self.db.flush()?;
-        Ok(())
-    }
+/// How a job store is doing (`nimber_jobs_store_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreCondition {
+    /// Whether it can be read and written (false while the local store waits for space).
+    pub writable: bool,
+    /// The bytes of keys and values the local store holds (0 for Redis).
+    pub bytes: u64,
+    /// How many times an unreadable local store was moved aside since the start.
+    pub moved_aside: u64,
 }
 
 /// The request id of `record` (empty when it has none).
@@ -407,10 +289,6 @@ pub(crate) fn decode_row(name: &str, bytes: &[u8]) -> Option<proto::ExploreRow> 
             None
         }
     }
-}
-
-fn items_tree_name(name: &str) -> String {
-    format!("items/{name}")
 }
 
 pub(crate) fn decode_record(name: &str, bytes: &[u8]) -> Option<JobRecord> {
@@ -437,10 +315,5 @@ mod tests {
         assert!(!is_name("operations/ff"));
         assert!(!is_name("operations/6ba7b810-9dad-11d1-80b4-00c04fd430c8"), "a UUID of another version");
         assert!(!is_name(&first.replace("operations/", "jobs/")));
-    }
-
-    #[test]
-    fn a_job_that_ended_is_never_overwritten_by_a_later_end_in_the_local_store() {
-        crate::testing::check_first_end_wins(&JobStore::temporary().unwrap());
     }
 }

@@ -10,6 +10,7 @@ use futures_util::Stream;
 use tonic::{Request, Response, Status};
 
 use super::runner::{JobsError, Runner};
+use super::StoreError;
 use crate::calls::quoted;
 use crate::google::longrunning::{self as lro, operations_server::Operations, Operation};
 use crate::proto;
@@ -22,6 +23,8 @@ fn to_status(error: JobsError) -> Status {
         JobsError::FailedPrecondition(message) => Status::failed_precondition(message),
         JobsError::ResourceExhausted(message) => Status::resource_exhausted(message),
         JobsError::AlreadyExists(message) => Status::already_exists(message),
+        JobsError::Store(error @ StoreError::Full(_)) => Status::resource_exhausted(error.to_string()),
+        JobsError::Store(error @ StoreError::Unavailable(_)) => Status::unavailable(error.to_string()),
         JobsError::Store(error) => Status::unavailable(format!("the job store failed: {error}")),
     }
 }

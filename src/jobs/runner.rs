@@ -15,8 +15,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::family::{self, Family, Job};
+use super::local::{JobStore, JobStoreOptions};
 use super::shared::RedisJobs;
-use super::{status, JobRecord, JobRecords, JobStore, Put, StoreError, StoreResult};
+use super::{status, JobRecord, JobRecords, Put, StoreCondition, StoreError, StoreResult};
 use crate::cache::{lock, RateLimit, SharedCacheConfig};
 use crate::convert::{self, InvalidArgument};
 use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, SearchContext, Stats, Value};
@@ -28,6 +29,8 @@ use crate::proto::{self, explore_result::Answer, ExploreState};
 pub struct JobsConfig {
     /// The directory of the job store.
     pub dir: PathBuf,
+    /// Its page cache, what to do when it is unreadable, and its size bound.
+    pub store: JobStoreOptions,
     /// How many jobs run at once.
     pub max_jobs: usize,
     /// How long a finished operation is kept (unless deleted before).
@@ -48,6 +51,7 @@ impl Default for JobsConfig {
     fn default() -> Self {
         Self {
             dir: PathBuf::from("nimber-jobs"),
+            store: JobStoreOptions::default(),
             max_jobs: 1,
             retention: Duration::from_secs(7 * 24 * 3600),
             table_limit: crate::games::DEFAULT_TABLE_LIMIT,
@@ -138,6 +142,8 @@ pub struct JobCounts {
     pub failed: u64,
     /// Jobs cancelled since the start.
     pub cancelled: u64,
+    /// How the job store is doing.
+    pub store: StoreCondition,
 }
 
 /// The live counters of a running job.
@@ -288,29 +294,13 @@ impl Runner {
     pub fn start(config: JobsConfig, memo: Arc<dyn Memo>) -> anyhow::Result<Arc<Runner>> {
         let store: Box<dyn JobRecords> = match &config.shared {
             Some(shared) => Box::new(RedisJobs::new(shared.clone())),
-            None => Box::new(JobStore::open(&config.dir)?),
+            None => Box::new(JobStore::open(&config.dir, config.store)?),
         };
-        let mut queue = VecDeque::new();
-        let own_records = if store.is_shared() { Vec::new() } else { store.records_after("").collect() };
-        for record in own_records {
-            let mut record = record?;
-            if record.is_done() {
-                continue;
-            }
-            if record.state() == ExploreState::Running {
-                record.progress_mut().times_resumed += 1;
-            }
-            record.progress_mut().set_state(ExploreState::Queued);
-            store.put(&record)?;
-            tracing::info!(name = record.name, "resuming an unfinished job");
-            queue.push_back(record.name);
-        }
-        store.flush()?;
         let shared = Arc::new(Shared {
             store,
             memo,
             config: config.clone(),
-            queue: Mutex::new(queue),
+            queue: Mutex::new(VecDeque::new()),
             wake: Condvar::new(),
             live: Mutex::new(HashMap::new()),
             transitions: Mutex::new(()),
@@ -319,6 +309,9 @@ impl Runner {
             ended: Default::default(),
             checkpoint_warnings: RateLimit::new(),
         });
+        if !shared.store.is_shared() && shared.store.condition().writable {
+            shared.queue_unfinished()?;
+        }
         let mut threads = Vec::new();
         for index in 0..config.max_jobs.max(1) {
             let shared = shared.clone();
@@ -434,6 +427,12 @@ impl Runner {
                 "operation {name} has not succeeded; its table is ready once it has"
             )));
         }
+        if record.table_deleted {
+            return Err(JobsError::FailedPrecondition(format!(
+                "the table of operation {name} was deleted to keep the job store within --max-jobs-store-bytes \
+                 (oldest finished tables first); its result stays in the operation"
+            )));
+        }
         let total = record.result.as_ref().map_or(0, |result| result.total_rows);
         let start = match page_token {
             "" => 0,
@@ -461,6 +460,7 @@ impl Runner {
             succeeded: ended.succeeded.load(Ordering::Relaxed),
             failed: ended.failed.load(Ordering::Relaxed),
             cancelled: ended.cancelled.load(Ordering::Relaxed),
+            store: shared.store.condition(),
         }
     }
 
@@ -576,7 +576,11 @@ impl Shared {
         let cpu_clock = thread_cpu_clock();
         while let Some(name) = self.next_job() {
             if let Err(error) = self.run(&name, cpu_clock) {
-                tracing::error!(name, %error, "the job store failed; the job resumes at the next start (or, in a fleet, once the store answers)");
+                tracing::error!(
+                    name,
+                    %error,
+                    "the job store failed; the job resumes once the store can write again (at the latest at the next start; in a fleet, once the store answers)"
+                );
             }
         }
     }
@@ -807,6 +811,11 @@ impl Shared {
                 return;
             }
             self.memo.flush();
+            if self.store.reopen() {
+                if let Err(error) = self.queue_unfinished() {
+                    tracing::warn!(%error, "queueing the unfinished jobs again failed");
+                }
+            }
             self.store.renew();
             if let Err(error) = self.save_progress() {
                 if self.checkpoint_warnings.allow() {
@@ -874,6 +883,32 @@ impl Shared {
 }
 
 impl Shared {
+    /// Queues every unfinished job of the local store that is neither queued nor running (at the
+    /// start, and when the store opens again after a full disk), counting a resume for each that
+    /// was running.
+    fn queue_unfinished(&self) -> StoreResult<()> {
+        let records = self.store.records_after("").collect::<StoreResult<Vec<_>>>()?;
+        for mut record in records {
+            let _transition = lock(&self.transitions);
+            if record.is_done()
+                || lock(&self.queue).contains(&record.name)
+                || lock(&self.live).contains_key(&record.name)
+            {
+                continue;
+            }
+            if record.state() == ExploreState::Running {
+                record.progress_mut().times_resumed += 1;
+            }
+            record.progress_mut().set_state(ExploreState::Queued);
+            if self.store.put(&record)? == Put::Saved {
+                tracing::info!(name = record.name, "resuming an unfinished job");
+                lock(&self.queue).push_back(record.name);
+                self.wake.notify_all();
+            }
+        }
+        self.store.flush()
+    }
+
     /// Queues the unfinished jobs of the shared store that nobody holds the lease of (not yet
     /// started, or their replica died), unless queued or running here already.
     fn adopt_unclaimed(&self) -> StoreResult<()> {

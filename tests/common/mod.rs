@@ -10,6 +10,8 @@ use std::time::Duration;
 use nimber::proto::solver_client::SolverClient;
 use tonic::transport::Channel;
 
+pub mod jobs;
+
 /// A running server process; stopped (SIGTERM, then waited for) when dropped.
 pub struct TestServer {
     child: Option<Child>,
@@ -164,6 +166,12 @@ impl Drop for TestServer {
 /// nothing on stdout, exactly one line on stderr, `nimber: cannot open the cache store at DIR:
 /// REASON` with REASON containing `reason`, and no panic. Returns that line.
 pub fn assert_refuses_to_start(data_dir: &Path, flags: &[&str], reason: &str) -> String {
+    let expected = format!("nimber: cannot open the cache store at {}", data_dir.display());
+    assert_refuses_to_start_saying(data_dir, flags, &expected, reason)
+}
+
+/// As [`assert_refuses_to_start`], the one line starting with `expected` instead.
+pub fn assert_refuses_to_start_saying(data_dir: &Path, flags: &[&str], expected: &str, reason: &str) -> String {
     let logs = tempfile::tempdir().expect("a temporary directory");
     let log = logs.path().join("stderr");
     let Err(exited) = TestServer::try_start(data_dir, flags, "warn", &log) else {
@@ -175,8 +183,7 @@ pub fn assert_refuses_to_start(data_dir: &Path, flags: &[&str], reason: &str) ->
     assert!(!stderr.contains("panicked at"), "a panic on {}:\n{stderr}", data_dir.display());
     let lines: Vec<&str> = stderr.lines().filter(|line| !line.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "expected one error line on {}, got:\n{stderr}", data_dir.display());
-    let expected = format!("nimber: cannot open the cache store at {}", data_dir.display());
-    assert!(lines[0].starts_with(&expected), "{:?} should start with {expected:?}", lines[0]);
+    assert!(lines[0].starts_with(expected), "{:?} should start with {expected:?}", lines[0]);
     assert!(lines[0].contains(reason), "{:?} should say {reason:?}", lines[0]);
     lines[0].to_string()
 }
@@ -240,6 +247,13 @@ pub fn run_measuring_peak_rss(command: &mut Command) -> (ExitStatus, String, u64
         assert_eq!(std::io::Error::last_os_error().kind(), std::io::ErrorKind::Interrupted, "wait4 failed");
     }
     (ExitStatus::from_raw(status), stdout, usage.ru_maxrss as u64 * 1024)
+}
+
+/// The peak resident set size of process `pid` so far, in bytes (`VmHWM`).
+pub fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the server's /proc entry");
+    let line = status.lines().find(|line| line.starts_with("VmHWM:")).expect("a VmHWM line");
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
 }
 
 /// Polls `condition` every 20 ms until it holds; panics naming `what` if it still does not after
