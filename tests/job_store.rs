@@ -6,9 +6,10 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
+use common::damage::{copy_dir, flip, moved_aside};
 use common::jobs::{full_boards, operations, progress, result, sub_boards, wait_done};
 use common::{assert_refuses_to_start_saying, cheap_position, sample, scrape, solve_request, wait_until, TestServer};
 use nimber::google::longrunning::{self as lro, Operation};
@@ -55,38 +56,6 @@ async fn run_job(server: &TestServer, request: proto::ExploreRequest) -> Operati
 fn uncached(mut result: proto::ExploreResult) -> proto::ExploreResult {
     result.rows.iter_mut().for_each(|row| row.cached = false);
     result
-}
-
-/// The sibling directories `<dir>.corrupt-*` of `dir`.
-fn moved_aside(dir: &Path) -> Vec<PathBuf> {
-    let prefix = format!("{}.corrupt-", dir.file_name().unwrap().to_string_lossy());
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir.parent().unwrap())
-        .unwrap()
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with(&prefix))
-        .collect();
-    found.sort();
-    found
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
-}
-
-/// Flips one byte of `file` at `offset` (clamped to the file).
-fn flip(file: &Path, offset: u64) {
-    let mut bytes = std::fs::read(file).unwrap();
-    let at = (offset as usize).min(bytes.len() - 1);
-    bytes[at] ^= 0x5a;
-    std::fs::write(file, bytes).unwrap();
 }
 
 /// A job store with two finished jobs, one with a table of 2579 rows; returns their operations

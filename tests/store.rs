@@ -6,9 +6,10 @@
 mod common;
 
 use nimber::games::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
+use common::damage::{copy_dir, flip, moved_aside};
 use common::{assert_refuses_to_start, engine_value, sample, scrape, solve_request, wait_until, Mount, TestServer};
 use nimber::proto;
 use nimber::random::SplitMix;
@@ -35,38 +36,6 @@ async fn check_answers(server: &TestServer, boards: &[proto::Position], case: &s
         computed += answer.stats.unwrap_or_default().positions_computed;
     }
     computed
-}
-
-/// The sibling directories `<dir>.corrupt-*` of `dir`.
-fn moved_aside(dir: &Path) -> Vec<PathBuf> {
-    let prefix = format!("{}.corrupt-", dir.file_name().unwrap().to_string_lossy());
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir.parent().unwrap())
-        .unwrap()
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with(&prefix))
-        .collect();
-    found.sort();
-    found
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
-}
-
-/// Flips one byte of `file` at `offset` (clamped to the file).
-fn flip(file: &Path, offset: u64) {
-    let mut bytes = std::fs::read(file).unwrap();
-    let at = (offset as usize).min(bytes.len() - 1);
-    bytes[at] ^= 0x5a;
-    std::fs::write(file, bytes).unwrap();
 }
 
 /// A real store of more than 10 MB: foreign filler keys (a tag no game uses, so never read) written

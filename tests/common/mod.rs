@@ -10,6 +10,7 @@ use std::time::Duration;
 use nimber::proto::solver_client::SolverClient;
 use tonic::transport::Channel;
 
+pub mod damage;
 pub mod jobs;
 
 /// A running server process; stopped (SIGTERM, then waited for) when dropped.
