@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use common::damage::{copy_dir, flip, moved_aside};
+use common::damage::{copy_dir, damages, flip, moved_aside};
 use common::jobs::{full_boards, operations, progress, result, sub_boards, wait_done};
 use common::{assert_refuses_to_start_saying, cheap_position, sample, scrape, solve_request, wait_until, TestServer};
 use nimber::google::longrunning::{self as lro, Operation};
@@ -85,45 +85,7 @@ async fn a_damaged_job_store_never_stops_the_service() {
     let temp = tempfile::tempdir().unwrap();
     let base = temp.path().join("base");
     let (stored, table, table_rows) = build_job_store(&base).await;
-    let db_size = std::fs::metadata(base.join("db")).unwrap().len();
-    let snapshots: Vec<String> = std::fs::read_dir(&base)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("snap."))
-        .collect();
-
-    type Damage = Box<dyn Fn(&Path)>;
-    let mut cases: Vec<(String, Damage)> = Vec::new();
-    for offset in [0, 17, 4096, db_size / 3, db_size / 2, db_size - 200, db_size - 1] {
-        cases.push((format!("db byte {offset} flipped"), Box::new(move |dir: &Path| flip(&dir.join("db"), offset))));
-    }
-    for length in [0, 100, db_size / 2] {
-        let truncate = move |dir: &Path| {
-            std::fs::OpenOptions::new().write(true).open(dir.join("db")).unwrap().set_len(length).unwrap()
-        };
-        cases.push((format!("db truncated to {length} bytes"), Box::new(truncate)));
-    }
-    cases.push((
-        "db zeroed".into(),
-        Box::new(move |dir: &Path| std::fs::write(dir.join("db"), vec![0; db_size as usize]).unwrap()),
-    ));
-    for offset in [0, 10] {
-        cases
-            .push((format!("conf byte {offset} flipped"), Box::new(move |dir: &Path| flip(&dir.join("conf"), offset))));
-    }
-    cases.push((
-        "conf garbage".into(),
-        Box::new(|dir: &Path| std::fs::write(dir.join("conf"), b"\xff\x00garbage").unwrap()),
-    ));
-    for snapshot in snapshots {
-        for offset in [0, 20] {
-            let name = snapshot.clone();
-            cases.push((
-                format!("{snapshot} byte {offset} flipped"),
-                Box::new(move |dir: &Path| flip(&dir.join(&name), offset)),
-            ));
-        }
-    }
+    let cases = damages(&base);
 
     let (mut unreadable, mut recovered) = (0, 0);
     for (i, (case, damage)) in cases.iter().enumerate() {

@@ -9,7 +9,7 @@ use nimber::games::Value;
 use std::path::Path;
 use std::time::Duration;
 
-use common::damage::{copy_dir, flip, moved_aside};
+use common::damage::{copy_dir, damages, flip, moved_aside};
 use common::{assert_refuses_to_start, engine_value, sample, scrape, solve_request, wait_until, Mount, TestServer};
 use nimber::proto;
 use nimber::random::SplitMix;
@@ -76,41 +76,7 @@ async fn a_damaged_store_never_stops_the_server() {
     let base = temp.path().join("base");
     let boards = boards(1, 8);
     build_store(&base, &boards).await;
-    let db_size = std::fs::metadata(base.join("db")).unwrap().len();
-    let snapshots: Vec<String> = std::fs::read_dir(&base)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("snap."))
-        .collect();
-
-    type Damage = Box<dyn Fn(&Path)>;
-    let mut cases: Vec<(String, Damage)> = Vec::new();
-    for offset in [0, 17, 4096, db_size / 3, db_size / 2, db_size - 5000, db_size - 200, db_size - 1] {
-        cases.push((format!("db byte {offset} flipped"), Box::new(move |dir: &Path| flip(&dir.join("db"), offset))));
-    }
-    for length in [0, 100, db_size / 2, db_size - 1000] {
-        let truncate = move |dir: &Path| {
-            std::fs::OpenOptions::new().write(true).open(dir.join("db")).unwrap().set_len(length).unwrap()
-        };
-        cases.push((format!("db truncated to {length} bytes"), Box::new(truncate)));
-    }
-    for offset in [0, 10, 40] {
-        cases
-            .push((format!("conf byte {offset} flipped"), Box::new(move |dir: &Path| flip(&dir.join("conf"), offset))));
-    }
-    cases.push((
-        "conf garbage".into(),
-        Box::new(|dir: &Path| std::fs::write(dir.join("conf"), b"\xff\x00garbage").unwrap()),
-    ));
-    for snapshot in snapshots {
-        for offset in [0, 20, 1 << 20] {
-            let name = snapshot.clone();
-            cases.push((
-                format!("{snapshot} byte {offset} flipped"),
-                Box::new(move |dir: &Path| flip(&dir.join(&name), offset)),
-            ));
-        }
-    }
+    let cases = damages(&base);
 
     let mut unreadable = 0;
     for (i, (case, damage)) in cases.iter().enumerate() {
