@@ -22,14 +22,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Every Solver method decodes through our codec, which checks a request's limits before prost
     // builds it.
     tonic_prost_build::configure()
-        .codec_path("crate::codec::CheckedCodec")
+        .codec_path("crate::grpc::codec::CheckedCodec")
         .extern_path(".google.longrunning", "crate::google::longrunning")
         .extern_path(".google.rpc", "crate::google::rpc")
         .compile_fds(descriptors)?;
     // The Operations service decodes through the same codec: a body that does not decode is the
     // client's mistake (INVALID_ARGUMENT), not ours.
     tonic_prost_build::configure()
-        .codec_path("crate::codec::CheckedCodec")
+        .codec_path("crate::grpc::codec::CheckedCodec")
         .compile_fds(protox::compile([google], ["proto"])?)?;
     std::fs::write(out_dir.join("small_sets.bin"), small_sets())?;
     Ok(())

@@ -1,4 +1,4 @@
-//! Benchmark of the 2×2 placement game engine, cold (fresh solver, no persistent memo, one thread).
+//! Benchmark of the 2×2 placement game engine, cold (fresh context, no persistent memo, one thread).
 //! Every time is CPU time of this thread (the machine may be shared), not wall time.
 //!
 //! Full boards 8×8, 9×9 and 10×10; the 100 hardest of 2000 random contest boards (every shape with
@@ -77,10 +77,10 @@ fn judge_input(boards: &[Vec<String>]) -> String {
 /// Solve a board cold; its value and the time taken.
 fn solve(rows: &[String], budget: Budget) -> (Result<Nimber, Interrupted>, Duration, u64) {
     let board = Board::new(rows).expect("benchmark boards are valid");
-    let mut solver = SearchContext::new(budget, &NoMemo);
+    let mut context = SearchContext::new(budget, &NoMemo);
     let start = cpu_time();
-    let value = board.value(&mut solver);
-    (value, cpu_time() - start, solver.stats.positions_computed)
+    let value = board.value(&mut context);
+    (value, cpu_time() - start, context.stats.positions_computed)
 }
 
 /// A budget of 10 minutes from now.

@@ -103,12 +103,12 @@ impl<'a> Tokens<'a> {
 }
 
 /// Whether the player to move wins `position`.
-fn first_player_wins<G: Game>(position: &G, solver: &mut SearchContext) -> Result<bool, JudgeError> {
-    Ok(position.value(solver)?.outcome() == Outcome::NextPlayerWins)
+fn first_player_wins<G: Game>(position: &G, context: &mut SearchContext) -> Result<bool, JudgeError> {
+    Ok(position.value(context)?.outcome() == Outcome::NextPlayerWins)
 }
 
 /// Judges `input` as `problem` and returns the exact output.
-pub fn judge(problem: Problem, input: &str, solver: &mut SearchContext) -> Result<String, JudgeError> {
+pub fn judge(problem: Problem, input: &str, context: &mut SearchContext) -> Result<String, JudgeError> {
     let mut tokens = Tokens(input.split_whitespace());
     let mut output = String::new();
     let mut line = |text: &str| {
@@ -121,7 +121,7 @@ pub fn judge(problem: Problem, input: &str, solver: &mut SearchContext) -> Resul
                 let height = tokens.expect_u64("H")?;
                 let paper =
                     cutting::Paper::new(vec![cutting::Piece { width, height }]).map_err(|e| problem.refused(&e))?;
-                line(if first_player_wins(&paper, solver)? { "WIN" } else { "LOSE" });
+                line(if first_player_wins(&paper, context)? { "WIN" } else { "LOSE" });
             }
         }
         Problem::StoneBoxes => {
@@ -140,7 +140,7 @@ pub fn judge(problem: Problem, input: &str, solver: &mut SearchContext) -> Resul
                 let boxes = stone_boxes::Boxes::new(boxes).map_err(|e| problem.refused(&e))?;
                 case += 1;
                 line(&format!("Case {case}:"));
-                line(if first_player_wins(&boxes, solver)? { "Yes" } else { "No" });
+                line(if first_player_wins(&boxes, context)? { "Yes" } else { "No" });
             }
         }
         Problem::Reclamation => {
@@ -154,7 +154,7 @@ pub fn judge(problem: Problem, input: &str, solver: &mut SearchContext) -> Resul
                     })
                     .collect::<Result<Vec<_>, JudgeError>>()?;
                 let river = reclamation::River::new(rows, cells).map_err(|e| problem.refused(&e))?;
-                line(if first_player_wins(&river, solver)? { "WIN" } else { "LOSE" });
+                line(if first_player_wins(&river, context)? { "WIN" } else { "LOSE" });
             }
         }
         Problem::Tetris => {
@@ -166,7 +166,7 @@ pub fn judge(problem: Problem, input: &str, solver: &mut SearchContext) -> Resul
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 let board = tetris::Board::new(&rows).map_err(|e| problem.refused(&e))?;
-                line(if first_player_wins(&board, solver)? { "Yes" } else { "No" });
+                line(if first_player_wins(&board, context)? { "Yes" } else { "No" });
             }
         }
         Problem::DiagonalWalk => {
@@ -178,7 +178,7 @@ pub fn judge(problem: Problem, input: &str, solver: &mut SearchContext) -> Resul
                     let rows = tokens.expect_u64("n")?;
                     let columns = tokens.expect_u64("m")?;
                     let walk = diagonal_walk::Walk::new(rows, columns, step, 1, 1).map_err(|e| problem.refused(&e))?;
-                    line(if first_player_wins(&walk, solver)? { "Alice" } else { "Bob" });
+                    line(if first_player_wins(&walk, context)? { "Alice" } else { "Bob" });
                 }
             }
         }

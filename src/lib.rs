@@ -1,28 +1,24 @@
 //! nimber: a gRPC service that solves impartial combinatorial games by Sprague–Grundy theory.
 //!
-//! Data flows one way: [`service`] decodes a request and [`convert`]s it into a [`games::Position`]
+//! Data flows one way: [`grpc::service`] decodes a request and [`grpc::convert`]s it into a [`games::Position`]
 //! (valid by construction), the engine in [`games`] computes values and moves (expensive ones
 //! memoized in the [`cache`]), and the answer is converted back to protobuf.
 
 pub mod cache;
-pub mod calls;
-pub mod codec;
-pub mod convert;
 pub mod disk;
 pub mod games;
+pub mod grpc;
 pub mod jobs;
 pub mod judge;
 pub mod limits;
 pub mod logging;
 pub mod metrics;
+pub mod page;
 pub mod random;
-pub mod server;
-pub mod service;
+pub(crate) mod sync;
 /// Test support shared by tests, benchmarks and the load generator (not part of the service).
 #[doc(hidden)]
 pub mod testing;
-pub mod tls;
-pub mod transport;
 
 /// The generated protobuf messages and tonic service of `nimber.v1`.
 pub mod proto {

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use tonic::Code;
 
-use crate::cache::lock;
+use crate::sync::lock;
 
 /// The format of log lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -132,7 +132,7 @@ fn severity(code: Code) -> Severity {
 /// Logs a failed call or stream item of `rpc` (its code and message, never the position), at
 /// DEBUG for clients' mistakes, WARN for overload and ERROR for faults, rate-limited.
 pub fn failed(rpc: &str, what: &str, code: Code, message: &str) {
-    let code_name = crate::metrics::code_name(code);
+    let code_name = crate::grpc::calls::code_name(code);
     match severity(code) {
         Severity::Client => {
             if tracing::enabled!(tracing::Level::DEBUG) && request_line_allowed() {

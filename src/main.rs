@@ -3,7 +3,6 @@
 //! `health` asks a server whether it is serving.
 
 mod cli;
-mod health;
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -12,14 +11,15 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use nimber::jobs::runner;
 
 use nimber::cache::{default_max_bytes, OnCorrupt, SharedCacheConfig, SharedSecret, Store, StoreOptions};
 use nimber::games::{Budget, Memo, NoMemo, SearchContext, DEFAULT_TABLE_LIMIT};
+use nimber::grpc::server::{shutdown_signal, Server, ServerConfig, DEFAULT_MAX_MESSAGE_BYTES};
+use nimber::grpc::tls::TlsFiles;
 use nimber::judge::{judge, Problem};
 use nimber::limits;
 use nimber::logging::{self, LogFormat};
-use nimber::server::{shutdown_signal, Server, ServerConfig, DEFAULT_MAX_MESSAGE_BYTES};
-use nimber::tls::TlsFiles;
 
 /// Solves impartial combinatorial games by Sprague–Grundy theory.
 #[derive(Parser)]
@@ -52,7 +52,7 @@ enum Command {
     /// Lists, shows, watches, cancels or deletes a server's analysis jobs.
     Jobs(cli::JobsArgs),
     /// Exits 0 when a server reports SERVING (grpc.health.v1), 1 otherwise.
-    Health(health::HealthArgs),
+    Health(cli::health::HealthArgs),
 }
 
 #[derive(clap::Args)]
@@ -106,8 +106,8 @@ struct ServeArgs {
     #[arg(
         long,
         env = "NIMBER_STREAM_WINDOW_BYTES",
-        default_value_t = nimber::server::DEFAULT_STREAM_WINDOW_BYTES,
-        value_parser = clap::value_parser!(u32).range(1024..=i64::from(nimber::server::MAX_STREAM_WINDOW_BYTES))
+        default_value_t = nimber::grpc::server::DEFAULT_STREAM_WINDOW_BYTES,
+        value_parser = clap::value_parser!(u32).range(1024..=i64::from(nimber::grpc::server::MAX_STREAM_WINDOW_BYTES))
     )]
     stream_window_bytes: u32,
     /// Interval of HTTP/2 PINGs on every connection, and idle time before TCP keepalive probes.
@@ -122,16 +122,16 @@ struct ServeArgs {
     log_lines_per_second: u32,
     /// Directory of the job store (long-running Explore jobs; created when missing). Unused with
     /// --jobs-redis (or --shared-cache): job records then live in Redis, shared by the fleet.
-    #[arg(long, env = "NIMBER_JOBS_DIR", default_value = "nimber-jobs")]
+    #[arg(long, env = "NIMBER_JOBS_DIR", default_value = runner::DEFAULT_JOBS_DIR)]
     jobs_dir: PathBuf,
     /// How many Explore jobs run at once (on their own threads, at a lower CPU priority).
-    #[arg(long, env = "NIMBER_MAX_JOBS", default_value_t = 1)]
+    #[arg(long, env = "NIMBER_MAX_JOBS", default_value_t = runner::DEFAULT_MAX_JOBS)]
     max_jobs: usize,
     /// The most Explore jobs waiting to run; Explore beyond it is RESOURCE_EXHAUSTED.
-    #[arg(long, env = "NIMBER_MAX_QUEUED_JOBS", default_value_t = 1000)]
+    #[arg(long, env = "NIMBER_MAX_QUEUED_JOBS", default_value_t = runner::DEFAULT_MAX_QUEUED_JOBS)]
     max_queued_jobs: usize,
     /// How long a finished operation is kept unless deleted (e.g. 7d, 12h, 30m).
-    #[arg(long, env = "NIMBER_JOB_RETENTION", default_value = "7d", value_parser = humantime::parse_duration)]
+    #[arg(long, env = "NIMBER_JOB_RETENTION", default_value = runner::DEFAULT_JOB_RETENTION, value_parser = humantime::parse_duration)]
     job_retention: Duration,
     /// The most bytes of records and tables the job store holds: past it, the tables of the oldest
     /// finished jobs are deleted (their results stay), and while only running jobs' tables are left
@@ -215,7 +215,7 @@ fn main() -> ExitCode {
         Command::Judge { problem, data_dir, memory_limit } => run_judge(problem, data_dir, memory_limit.bytes()),
         Command::Explore(args) => cli::explore(args),
         Command::Jobs(args) => cli::jobs(args),
-        Command::Health(args) => health::health(args),
+        Command::Health(args) => cli::health::health(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -283,7 +283,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
         max_expensive_solves: budget.expensive_solves,
         metrics_listen: args.metrics_listen,
-        max_connections: args.max_connections.unwrap_or_else(nimber::server::default_max_connections).max(1),
+        max_connections: args.max_connections.unwrap_or_else(nimber::grpc::server::default_max_connections).max(1),
         handshake_timeout: Duration::from_millis(args.handshake_timeout_ms),
         idle_timeout: (args.idle_timeout_ms > 0).then(|| Duration::from_millis(args.idle_timeout_ms)),
         max_concurrent_streams: args.max_concurrent_streams.max(1),

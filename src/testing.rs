@@ -247,7 +247,7 @@ mod tests {
             for kind in Kind::ALL {
                 for _ in 0..200 {
                     let position = random_position(&mut random, kind, small);
-                    assert!(crate::convert::position_from_proto(Some(position.clone())).is_ok(), "{position:?}");
+                    assert!(crate::grpc::convert::position_from_proto(Some(position.clone())).is_ok(), "{position:?}");
                 }
             }
         }

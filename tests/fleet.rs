@@ -114,7 +114,7 @@ fn replica(redis: &Redis, extra: &[&str]) -> TestServer {
     let url = redis.url();
     let mut flags = vec!["--shared-cache", &url, "--metrics-listen", "127.0.0.1:0"];
     flags.extend_from_slice(extra);
-    TestServer::start_with(&flags)
+    TestServer::builder().flags(&flags).start()
 }
 
 /// [`replica`] with its store in `data_dir`.
@@ -122,7 +122,7 @@ fn replica_in(redis: &Redis, data_dir: &Path, extra: &[&str]) -> TestServer {
     let url = redis.url();
     let mut flags = vec!["--shared-cache", &url, "--metrics-listen", "127.0.0.1:0"];
     flags.extend_from_slice(extra);
-    TestServer::start_in(data_dir, &flags)
+    TestServer::builder().data_dir(data_dir).flags(&flags).start()
 }
 
 /// A fleet secret in a file of its own (with a final newline, as `echo` writes it).
@@ -200,7 +200,7 @@ async fn a_board_solved_on_one_replica_is_free_on_the_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_board_on_two_replicas_at_once_is_computed_once() {
-    let alone = TestServer::start();
+    let alone = TestServer::builder().start();
     let one_solve = positions_computed(&solve(&alone, full_board(9)).await);
     drop(alone);
 
@@ -425,7 +425,7 @@ async fn a_value_in_the_unchecked_format_1_in_redis_is_never_served_nor_copied_i
     assert!(rejected(&b, "format") >= 1.0);
     drop(b);
     // B's store holds what B computed: alone, without Redis, B answers from it, rightly.
-    let b_alone = TestServer::start_in(data.path(), &[]);
+    let b_alone = TestServer::builder().data_dir(data.path()).start();
     let again = solve(&b_alone, full_board(8)).await;
     assert_eq!((again.grundy, positions_computed(&again)), (on_a.grundy, 0), "{again:?}");
 }
@@ -483,7 +483,7 @@ async fn replicas_with_different_secrets_do_not_serve_each_others_values() {
 /// right, and what the replica computed overwrites it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_64_mb_value_in_redis_is_rejected_unread_and_overwritten() {
-    let alone = TestServer::start();
+    let alone = TestServer::builder().start();
     let truth = solve(&alone, full_board(7)).await;
     drop(alone);
     let redis = Redis::start();
@@ -598,7 +598,7 @@ async fn without_a_secret_one_warning_says_so_and_a_secret_in_the_environment_is
     let logs = tempfile::tempdir().unwrap();
     let trusting = "values from Redis are trusted as they are";
     let plain_log = logs.path().join("plain.log");
-    let plain = TestServer::start_logging(&["--shared-cache", &redis.url()], "info", &plain_log);
+    let plain = TestServer::builder().flags(&["--shared-cache", &redis.url()]).log("info", &plain_log).start();
     solve(&plain, full_board(6)).await;
     drop(plain);
     let text = std::fs::read_to_string(&plain_log).unwrap();
@@ -635,9 +635,11 @@ async fn a_password_in_the_url_is_used_and_never_logged() {
     let wrong = format!("redis://:wrong-hunter3@127.0.0.1:{}", redis.port);
     let log_dir = tempfile::tempdir().unwrap();
     let (right_log, wrong_log) = (log_dir.path().join("right.log"), log_dir.path().join("wrong.log"));
-    let a = TestServer::start_logging(&["--shared-cache", &redis.url()], "info", &right_log);
-    let b =
-        TestServer::start_logging(&["--shared-cache", &wrong, "--metrics-listen", "127.0.0.1:0"], "info", &wrong_log);
+    let a = TestServer::builder().flags(&["--shared-cache", &redis.url()]).log("info", &right_log).start();
+    let b = TestServer::builder()
+        .flags(&["--shared-cache", &wrong, "--metrics-listen", "127.0.0.1:0"])
+        .log("info", &wrong_log)
+        .start();
     solve(&a, full_board(6)).await;
     assert!(!redis.value_keys().is_empty(), "A did not share with the right password");
     solve(&b, full_board(7)).await;
@@ -830,7 +832,7 @@ async fn a_flushall_while_a_job_runs_stops_that_job_and_the_next_job_has_its_own
     let log = log_dir.path().join("replica.log");
     let url = redis.url();
     let flags = ["--shared-cache", &url, "--metrics-listen", "127.0.0.1:0", "--max-jobs", "2"];
-    let a = TestServer::start_logging(&flags, "info", &log);
+    let a = TestServer::builder().flags(&flags).log("info", &log).start();
     let (mut solver, mut client) = (a.client().await, operations(&a).await);
     // Nine quick boards (10×1 … 10×9), then the 10×10 that takes minutes.
     let family = solver.explore(full_boards((10, 10), (1, 10))).await.unwrap().into_inner().name;
@@ -921,9 +923,11 @@ async fn job_records_live_in_the_jobs_redis_and_an_evicting_one_is_warned_about(
     let log_dir = tempfile::tempdir().unwrap();
     let (apart_log, together_log) = (log_dir.path().join("apart.log"), log_dir.path().join("together.log"));
     let (cache_url, jobs_url) = (cache.url(), jobs.url());
-    let apart =
-        TestServer::start_logging(&["--shared-cache", &cache_url, "--jobs-redis", &jobs_url], "info", &apart_log);
-    let together = TestServer::start_logging(&["--shared-cache", &cache_url], "info", &together_log);
+    let apart = TestServer::builder()
+        .flags(&["--shared-cache", &cache_url, "--jobs-redis", &jobs_url])
+        .log("info", &apart_log)
+        .start();
+    let together = TestServer::builder().flags(&["--shared-cache", &cache_url]).log("info", &together_log).start();
     for server in [&apart, &together] {
         let name = server.client().await.explore(full_boards((1, 2), (1, 2))).await.unwrap().into_inner().name;
         let done = wait_done(&mut operations(server).await, &name, Duration::from_secs(60)).await;

@@ -18,7 +18,7 @@ fn tetris(rows: &[&str]) -> proto::Position {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closed_form_games_answer_like_the_engine_and_their_best_moves_win() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let mut random = SplitMix::new(4);
     for kind in [Kind::Reclamation, Kind::DiagonalWalk] {
@@ -33,7 +33,7 @@ async fn closed_form_games_answer_like_the_engine_and_their_best_moves_win() {
                 .await
                 .unwrap()
                 .into_inner();
-            let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
+            let domain = nimber::grpc::convert::position_from_proto(Some(position.clone())).unwrap();
             assert_eq!(best.r#move.is_some(), !domain.moves().is_empty(), "terminal iff no move: {position:?}");
             if let Some(after) = best.after {
                 let after_answer = client.solve(solve_request(after)).await.unwrap().into_inner();
@@ -47,7 +47,7 @@ async fn closed_form_games_answer_like_the_engine_and_their_best_moves_win() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn huge_reclamation_and_walk_positions_are_exact() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let strip = proto::Position {
         game: Some(P::Reclamation(proto::Reclamation {
@@ -77,7 +77,7 @@ async fn huge_reclamation_and_walk_positions_are_exact() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_reclamation_walk_and_board_name_the_field() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let reclamation = |rows, cells: &[(u64, u64)]| proto::Position {
         game: Some(P::Reclamation(proto::Reclamation {
@@ -112,7 +112,7 @@ async fn invalid_reclamation_walk_and_board_name_the_field() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tetris_boards_answer_like_the_engine_and_best_moves_win() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let samples = [
         (&["0000", "0000", "0000", "0000"][..], Outcome::NextPlayerWins),
@@ -141,7 +141,7 @@ async fn a_solved_board_is_served_from_the_store_after_a_restart() {
     let data_dir = tempfile::tempdir().unwrap();
     let board = tetris(&["0000000"; 7]);
     let first = {
-        let mut server = TestServer::start_in(data_dir.path(), &[]);
+        let mut server = TestServer::builder().data_dir(data_dir.path()).start();
         let mut client = server.client().await;
         let answer = client.solve(solve_request(board.clone())).await.unwrap().into_inner();
         assert!(answer.stats.as_ref().unwrap().positions_computed > 0, "a cold solve computes");
@@ -149,7 +149,7 @@ async fn a_solved_board_is_served_from_the_store_after_a_restart() {
         assert!(server.stop(), "clean shutdown");
         answer
     };
-    let server = TestServer::start_in(data_dir.path(), &[]);
+    let server = TestServer::builder().data_dir(data_dir.path()).start();
     let mut client = server.client().await;
     let again = client.solve(solve_request(board)).await.unwrap().into_inner();
     assert_eq!((again.outcome, again.grundy), (first.outcome, first.grundy));
@@ -160,7 +160,7 @@ async fn a_solved_board_is_served_from_the_store_after_a_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deadline_too_short_is_deadline_exceeded_and_the_server_keeps_serving() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let mut request = tonic::Request::new(solve_request(tetris(&["000000000000"; 12])));
     request.set_timeout(std::time::Duration::from_millis(200));

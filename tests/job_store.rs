@@ -63,7 +63,7 @@ fn uncached(mut result: proto::ExploreResult) -> proto::ExploreResult {
 async fn build_job_store(jobs_dir: &Path) -> (HashMap<String, Operation>, String, Vec<proto::ExploreRow>) {
     let data = tempfile::tempdir().unwrap();
     let flags = ["--jobs-dir", jobs_dir.to_str().unwrap()];
-    let mut server = TestServer::start_in(data.path(), &flags);
+    let mut server = TestServer::builder().data_dir(data.path()).flags(&flags).start();
     let table = run_job(&server, sub_boards(&["0000000"; 7], 3)).await.name;
     run_job(&server, full_boards((1, 3), (1, 4))).await;
     let table_rows = rows(&server, &table).await.unwrap();
@@ -95,7 +95,11 @@ async fn a_damaged_job_store_never_stops_the_service() {
         let data = tempfile::tempdir().unwrap();
         let log = temp.path().join(format!("case{i}.log"));
         let flags = ["--jobs-dir", dir.to_str().unwrap(), "--metrics-listen", "127.0.0.1:0"];
-        let server = TestServer::start_in_logging(data.path(), &flags, std::fs::File::create(&log).unwrap());
+        let server = TestServer::builder()
+            .data_dir(data.path())
+            .flags(&flags)
+            .stderr(std::fs::File::create(&log).unwrap())
+            .start();
         assert_solve_serves(&server, case).await;
         let listed = list_all(&server).await;
         let mut client = operations(&server).await;
@@ -173,14 +177,14 @@ async fn past_its_bound_the_job_store_deletes_the_oldest_finished_tables_first()
     let temp = tempfile::tempdir().unwrap();
     let jobs = temp.path().join("jobs");
     let jobs_flag = ["--jobs-dir", jobs.to_str().unwrap(), "--metrics-listen", "127.0.0.1:0"];
-    let mut server = TestServer::start_in(&temp.path().join("data"), &jobs_flag);
+    let mut server = TestServer::builder().data_dir(&temp.path().join("data")).flags(&jobs_flag).start();
     let first = run_job(&server, sub_boards(&["0000000"; 7], 3)).await;
     let one_table = sample(&scrape(server.metrics_url.as_ref().unwrap()), "nimber_jobs_store_bytes") as u64;
     assert!(server.stop());
 
     let bound = (one_table * 3 / 2).to_string();
     let flags = [&jobs_flag[..], &["--max-jobs-store-bytes", &bound]].concat();
-    let server = TestServer::start_in(&temp.path().join("data"), &flags);
+    let server = TestServer::builder().data_dir(&temp.path().join("data")).flags(&flags).start();
     assert_eq!(rows(&server, &first.name).await.unwrap().len(), 2579, "within the bound, nothing is deleted");
     let second = run_job(&server, sub_boards(&["0000000"; 7], 3)).await;
     let gone = rows(&server, &first.name).await.unwrap_err();
@@ -212,7 +216,7 @@ mod needs_root {
         let flags = ["--jobs-dir", jobs.to_str().unwrap(), "--metrics-listen", "127.0.0.1:0"];
 
         // A job that writes rows for a while; the disk fills while it runs.
-        let server = TestServer::start_in(&temp.path().join("data"), &flags);
+        let server = TestServer::builder().data_dir(&temp.path().join("data")).flags(&flags).start();
         let metrics_url = server.metrics_url.clone().unwrap();
         let writable = || sample(&scrape(&metrics_url), "nimber_jobs_store_writable");
         assert_eq!(writable(), 1.0);
@@ -249,7 +253,7 @@ mod needs_root {
 
         // Starting on a full disk: the server starts, and job calls wait for space.
         let filler = mount.fill();
-        let server = TestServer::start_in(&temp.path().join("data"), &flags);
+        let server = TestServer::builder().data_dir(&temp.path().join("data")).flags(&flags).start();
         let metrics_url = server.metrics_url.clone().unwrap();
         let writable = || sample(&scrape(&metrics_url), "nimber_jobs_store_writable");
         let status = server.client().await.explore(full_boards((1, 2), (1, 2))).await.unwrap_err();

@@ -17,7 +17,7 @@ use tonic::Code;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_boards_family_runs_as_an_operation_and_matches_the_engine() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut solver = server.client().await;
     let started = solver.explore(full_boards((1, 5), (2, 6))).await.unwrap().into_inner();
     assert!(started.name.starts_with("operations/"), "{}", started.name);
@@ -39,7 +39,7 @@ async fn a_full_boards_family_runs_as_an_operation_and_matches_the_engine() {
     for row in &rows {
         let value = engine_value(&board(row.rows as usize, row.columns as usize));
         assert_eq!(row.grundy, value.nimber(), "{}×{}", row.rows, row.columns);
-        assert_eq!(row.outcome, nimber::convert::outcome_to_proto(value) as i32);
+        assert_eq!(row.outcome, nimber::grpc::convert::outcome_to_proto(value) as i32);
     }
     // Finished operations stay listed, and the same analysis again finds the cached values.
     let mut client = operations(&server).await;
@@ -59,7 +59,7 @@ async fn a_full_boards_family_runs_as_an_operation_and_matches_the_engine() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sub_boards_family_is_deduplicated_by_symmetry_and_matches_the_engine() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut solver = server.client().await;
     let request = proto::ExploreRequest {
         job: Some(Job::SubBoards(proto::SubBoards {
@@ -83,7 +83,7 @@ async fn a_sub_boards_family_is_deduplicated_by_symmetry_and_matches_the_engine(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_request_id_returns_the_same_operation() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut solver = server.client().await;
     let request = proto::ExploreRequest { request_id: "retry-me".into(), ..full_boards((1, 3), (1, 3)) };
     let first = solver.explore(request.clone()).await.unwrap().into_inner().name;
@@ -97,7 +97,7 @@ async fn the_same_request_id_returns_the_same_operation() {
 /// request with it is refused (it used to get the first request's operation, and its answer).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_id_reused_with_another_request_is_already_exists() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut solver = server.client().await;
     let solve = |rows, columns| proto::ExploreRequest {
         request_id: "idempotency-key".into(),
@@ -133,7 +133,7 @@ fn ten_by_ten_solve() -> proto::ExploreRequest {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_ends_the_operation_with_cancelled_and_frees_the_cpu() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut solver = server.client().await;
     let name = solver.explore(ten_by_ten_solve()).await.unwrap().into_inner().name;
     let mut client = operations(&server).await;
@@ -166,7 +166,7 @@ async fn a_killed_server_resumes_its_jobs_without_recomputing_finished_items() {
     let jobs = data.path().join("jobs");
     let memo = data.path().join("memo");
     let flags = ["--jobs-dir", jobs.to_str().unwrap()];
-    let mut server = TestServer::start_in(&memo, &flags);
+    let mut server = TestServer::builder().data_dir(&memo).flags(&flags).start();
     let mut solver = server.client().await;
     // Nine quick boards (10×1 … 10×9), then the 10×10 that takes minutes.
     let name = solver.explore(full_boards((10, 10), (1, 10))).await.unwrap().into_inner().name;
@@ -182,7 +182,7 @@ async fn a_killed_server_resumes_its_jobs_without_recomputing_finished_items() {
     wait_for(&mut client, &name, Duration::from_secs(30), |operation| elapsed(operation) >= kill_at).await;
     server.kill();
 
-    let server = TestServer::start_in(&memo, &flags);
+    let server = TestServer::builder().data_dir(&memo).flags(&flags).start();
     let mut client = operations(&server).await;
     let resumed = wait_for(&mut client, &name, Duration::from_secs(30), |operation| {
         let progress = progress(operation);
@@ -205,7 +205,7 @@ async fn a_killed_server_resumes_its_jobs_without_recomputing_finished_items() {
 #[ignore = "slow (a 10×10 board twice, minutes on 2 cores): run with --ignored"]
 async fn a_job_killed_mid_way_finishes_with_the_same_result_and_little_extra_cpu() {
     let table = ["--table-entries", "4194304"];
-    let uninterrupted = TestServer::start_with(&table);
+    let uninterrupted = TestServer::builder().flags(&table).start();
     let mut solver = uninterrupted.client().await;
     let name = solver.explore(ten_by_ten_solve()).await.unwrap().into_inner().name;
     let mut client = operations(&uninterrupted).await;
@@ -220,7 +220,7 @@ async fn a_job_killed_mid_way_finishes_with_the_same_result_and_little_extra_cpu
     let (memo, jobs) = (data.path().join("memo"), data.path().join("jobs"));
     let mut flags = vec!["--jobs-dir", jobs.to_str().unwrap()];
     flags.extend(table);
-    let mut server = TestServer::start_in(&memo, &flags);
+    let mut server = TestServer::builder().data_dir(&memo).flags(&flags).start();
     let mut solver = server.client().await;
     let name = solver.explore(ten_by_ten_solve()).await.unwrap().into_inner().name;
     let mut client = operations(&server).await;
@@ -232,7 +232,7 @@ async fn a_job_killed_mid_way_finishes_with_the_same_result_and_little_extra_cpu
     let first_run_cpu = cpu_ticks(server.pid());
     server.kill();
 
-    let server = TestServer::start_in(&memo, &flags);
+    let server = TestServer::builder().data_dir(&memo).flags(&flags).start();
     let mut client = operations(&server).await;
     let resumed = wait_running(&mut client, &name).await;
     assert_eq!(progress(&resumed).times_resumed, 1);
@@ -251,7 +251,7 @@ async fn a_job_killed_mid_way_finishes_with_the_same_result_and_little_extra_cpu
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_rejected_naming_the_field_and_unknown_names_are_not_found() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut solver = server.client().await;
     let bad_position = proto::ExploreRequest {
         job: Some(Job::Solve(proto::SolveRequest {
@@ -306,7 +306,7 @@ async fn bad_input_is_rejected_naming_the_field_and_unknown_names_are_not_found(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_table_is_paged_through_list_explore_rows() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut solver = server.client().await;
     // Every 7×7 board with up to 3 cells blocked: 2579 classes under symmetry, 19 650 boards.
     let name = solver.explore(sub_boards(&["0000000"; 7], 3)).await.unwrap().into_inner().name;
@@ -315,7 +315,7 @@ async fn a_long_table_is_paged_through_list_explore_rows() {
     let inline = result(&done);
     assert_eq!(inline.total_rows, 2579);
     assert_eq!(inline.rows.len(), 1000, "the operation holds the first 1000 rows");
-    assert_eq!(inline.next_page_token, "1000");
+    assert!(!inline.next_page_token.is_empty(), "the operation says where the table continues");
 
     let mut rows = Vec::new();
     let mut page_token = String::new();
@@ -332,6 +332,10 @@ async fn a_long_table_is_paged_through_list_explore_rows() {
     }
     assert_eq!(rows.len(), 2579);
     assert_eq!(rows[..1000], inline.rows[..], "the pages start with the operation's rows");
+    let request =
+        proto::ListExploreRowsRequest { name: name.clone(), page_size: 1, page_token: inline.next_page_token };
+    let continued = solver.list_explore_rows(request).await.unwrap().into_inner();
+    assert_eq!(continued.rows[..], rows[1000..1001], "the operation's token continues after its rows");
     let boards: u64 = rows.iter().map(|row| row.count).sum();
     assert_eq!(boards, 1 + 49 + 1176 + 18424, "the classes stand for every choice of up to 3 of 49 cells");
     for row in rows.iter().step_by(97) {
@@ -350,7 +354,7 @@ async fn a_long_table_is_paged_through_list_explore_rows() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jobs_past_the_queue_limit_are_refused_and_the_metrics_count_them() {
-    let server = TestServer::start_with(&["--max-queued-jobs", "1", "--metrics-listen", "127.0.0.1:0"]);
+    let server = TestServer::builder().flags(&["--max-queued-jobs", "1", "--metrics-listen", "127.0.0.1:0"]).start();
     let url = server.metrics_url.clone().unwrap();
     let mut solver = server.client().await;
     let mut client = operations(&server).await;
@@ -378,7 +382,7 @@ async fn jobs_past_the_queue_limit_are_refused_and_the_metrics_count_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_past_its_max_duration_fails_with_deadline_exceeded() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut solver = server.client().await;
     let request = proto::ExploreRequest {
         max_duration: Some(prost_types::Duration { seconds: 1, nanos: 0 }),
@@ -404,7 +408,7 @@ async fn a_job_past_its_max_duration_fails_with_deadline_exceeded() {
 /// range or of the other sign than seconds were taken as they came.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn durations_out_of_range_or_of_mixed_signs_are_invalid_arguments() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut solver = server.client().await;
     let duration = |seconds, nanos| Some(prost_types::Duration { seconds, nanos });
     for (max_duration, field, says) in [
@@ -437,32 +441,42 @@ async fn durations_out_of_range_or_of_mixed_signs_are_invalid_arguments() {
     }
 }
 
-/// A page token is only what this server gave: the decimal of a row, nothing that merely parses.
+/// A page token is only what this server gave, for this table (AIP-158: opaque): nothing that
+/// merely parses, and no token of another job's table.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_token_the_server_did_not_give_is_an_invalid_argument() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut solver = server.client().await;
     let name = solver.explore(full_boards((1, 3), (1, 3))).await.unwrap().into_inner().name;
+    let other = solver.explore(full_boards((1, 2), (1, 3))).await.unwrap().into_inner().name;
     wait_done(&mut operations(&server).await, &name).await;
-    let page = |page_token: &str| proto::ListExploreRowsRequest {
-        name: name.clone(),
+    wait_done(&mut operations(&server).await, &other).await;
+    let page = |name: &str, page_token: &str| proto::ListExploreRowsRequest {
+        name: name.into(),
         page_size: 2,
         page_token: page_token.into(),
     };
-    let first = solver.list_explore_rows(page("")).await.unwrap().into_inner();
-    assert_eq!(first.next_page_token, "2");
-    let second = solver.list_explore_rows(page("2")).await.unwrap().into_inner();
+    let first = solver.list_explore_rows(page(&name, "")).await.unwrap().into_inner();
+    let second = solver.list_explore_rows(page(&name, &first.next_page_token)).await.unwrap().into_inner();
     assert_eq!(second.rows.len(), 2);
-    for token in ["+2", "02", " 2", "2 ", "-0", "0x2", "10"] {
-        let status = solver.list_explore_rows(page(token)).await.unwrap_err();
-        assert_eq!(status.code(), Code::InvalidArgument, "{token:?}: {status:?}");
-        assert!(status.message().contains("page_token"), "{token:?}: {}", status.message());
+    assert_ne!(second.rows, first.rows);
+    let of_other = solver.list_explore_rows(page(&other, "")).await.unwrap().into_inner().next_page_token;
+    let token = first.next_page_token;
+    let mut flipped = token.clone().into_bytes();
+    flipped[5] = if flipped[5] == b'0' { b'1' } else { b'0' };
+    let flipped = String::from_utf8(flipped).unwrap();
+    for forged in ["+2", "02", " 2", "2 ", "-0", "0x2", "10", &token.to_uppercase(), &flipped, &format!("{token}00")] {
+        let status = solver.list_explore_rows(page(&name, forged)).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{forged:?}: {status:?}");
+        assert!(status.message().contains("page_token"), "{forged:?}: {}", status.message());
     }
+    let status = solver.list_explore_rows(page(&name, &of_other)).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "another table's token: {status:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_operation_is_deleted_after_its_retention() {
-    let server = TestServer::start_with(&["--job-retention", "1s"]);
+    let server = TestServer::builder().flags(&["--job-retention", "1s"]).start();
     let mut solver = server.client().await;
     let name = solver.explore(full_boards((1, 2), (1, 2))).await.unwrap().into_inner().name;
     let mut client = operations(&server).await;
@@ -480,7 +494,7 @@ async fn a_finished_operation_is_deleted_after_its_retention() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_explore_pushes_at_least_once_a_second_while_the_job_runs() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut solver = server.client().await;
     let name = solver.explore(ten_by_ten_solve()).await.unwrap().into_inner().name;
     let mut stream =
@@ -514,7 +528,7 @@ async fn watch_explore_pushes_at_least_once_a_second_while_the_job_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interactive_solves_are_served_while_a_job_runs() {
     // One expensive-solve slot, one job worker: the job must not take the interactive slot.
-    let server = TestServer::start_with(&["--max-expensive-solves", "1"]);
+    let server = TestServer::builder().flags(&["--max-expensive-solves", "1"]).start();
     let mut solver = server.client().await;
     let name = solver.explore(ten_by_ten_solve()).await.unwrap().into_inner().name;
     let mut client = operations(&server).await;
@@ -558,7 +572,7 @@ fn csv_values(table: &str) -> Vec<((usize, usize), Option<u64>)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_command_line_runs_a_job_on_a_server_and_in_process() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let family = ["--max-rows", "3", "--max-columns", "4", "--format", "csv"];
     let on_server = nimber(&[&["explore", "full-boards", "--server", &server.url], &family[..]].concat()).0;
     let jobs = tempfile::tempdir().unwrap();

@@ -51,7 +51,7 @@ fn nested_sum_body(sums: usize, boards: usize) -> Vec<u8> {
 /// server's peak RSS grows by about the body it buffered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_nested_sum_is_rejected_while_decoding_without_building_it() {
-    let server = TestServer::start_with(&["--max-message-bytes", "33554432"]);
+    let server = TestServer::builder().flags(&["--max-message-bytes", "33554432"]).start();
     let body = nested_sum_body(240, 10_000);
     assert!(body.len() > 16_000_000, "{} bytes", body.len());
     let before = peak_rss(server.pid());
@@ -75,7 +75,7 @@ async fn a_huge_nested_sum_is_rejected_while_decoding_without_building_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undecodable_bodies_are_invalid_argument_naming_the_message() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     for (method, name) in [
         ("/nimber.v1.Solver/Solve", "nimber.v1.SolveRequest"),
         ("/nimber.v1.Solver/BestMove", "nimber.v1.BestMoveRequest"),
@@ -94,7 +94,7 @@ async fn undecodable_bodies_are_invalid_argument_naming_the_message() {
 /// (exactly); one item more is rejected naming the item and the limit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_at_every_limit_is_answered_and_one_item_more_is_rejected() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let at_limits = |extra_piece: usize| {
         let sums = sum::MAX_DEPTH; // the top sum and MAX_DEPTH - 1 nested in it, each counting as an item
@@ -124,7 +124,7 @@ async fn a_request_at_every_limit_is_answered_and_one_item_more_is_rejected() {
 /// after the answers to the items before it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_item_over_the_limits_ends_the_stream_after_the_answers_before_it() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let item = |id: &str, pieces| proto::SolveRequest { position: Some(cutting(pieces)), id: id.into() };
     let requests = vec![item("a", 1), item("b", 2), item("huge", MAX_ITEMS + 1), item("c", 1)];
@@ -146,7 +146,8 @@ async fn a_stream_item_over_the_limits_ends_the_stream_after_the_answers_before_
 /// waiting solves comes back to 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_queued_call_that_goes_away_is_no_longer_counted_as_waiting() {
-    let server = TestServer::start_with(&["--max-expensive-solves", "1", "--metrics-listen", "127.0.0.1:0"]);
+    let server =
+        TestServer::builder().flags(&["--max-expensive-solves", "1", "--metrics-listen", "127.0.0.1:0"]).start();
     let url = server.metrics_url.clone().expect("the metrics address");
     let waiting = || sample(&scrape(&url), "nimber_expensive_solves_waiting");
     let busy = occupy_the_only_slot(&server).await;
@@ -165,7 +166,7 @@ async fn a_queued_call_that_goes_away_is_no_longer_counted_as_waiting() {
 /// them gets the slot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn analyze_pages_past_the_end_or_deep_in_the_tail_answer_at_once() {
-    let server = TestServer::start_with(&["--max-expensive-solves", "1"]);
+    let server = TestServer::builder().flags(&["--max-expensive-solves", "1"]).start();
     let strip = proto::Position {
         game: Some(P::Reclamation(proto::Reclamation { rows: 1_000_000_000_000_000_000, reclaimed: vec![] })),
     };
@@ -176,8 +177,9 @@ async fn analyze_pages_past_the_end_or_deep_in_the_tail_answer_at_once() {
         let server_url = server.url.clone();
         tokio::spawn(async move {
             let mut client = proto::solver_client::SolverClient::connect(server_url).await.unwrap();
-            let request =
-                proto::AnalyzeRequest { position: Some(position), limit: 10, page_token: format!("offset:{offset}") };
+            // The token this server gives for that page of that position.
+            let page_token = nimber::page::token(&prost::Message::encode_to_vec(&position), &offset.to_be_bytes());
+            let request = proto::AnalyzeRequest { position: Some(position), limit: 10, page_token };
             client.analyze(with_timeout(request, Duration::from_secs(30))).await
         })
     };

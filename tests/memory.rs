@@ -37,7 +37,7 @@ async fn page_through(server: &TestServer, name: &str) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_memory_limit_bounds_the_whole_process_under_mixed_load() {
     let limit = LIMIT.to_string();
-    let server = TestServer::start_with(&["--memory-limit", &limit, "--max-jobs", "2"]);
+    let server = TestServer::builder().flags(&["--memory-limit", &limit, "--max-jobs", "2"]).start();
     let pid = server.pid();
 
     // Two finished tables to page through (2579 and 6276 rows).

@@ -22,7 +22,7 @@ const SOLVES_RUNNING: &str = "nimber_expensive_solves_running";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_passed_deadline_stops_the_work_and_frees_the_cpu() {
-    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let server = TestServer::builder().flags(&["--metrics-listen", "127.0.0.1:0"]).start();
     let mut client = server.client().await;
     let started = Instant::now();
     let status =
@@ -36,7 +36,7 @@ async fn a_passed_deadline_stops_the_work_and_frees_the_cpu() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_call_stops_the_work_and_frees_the_cpu() {
-    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let server = TestServer::builder().flags(&["--metrics-listen", "127.0.0.1:0"]).start();
     let url = server.metrics_url.clone().unwrap();
     let mut client = server.client().await;
     let call = tokio::spawn(async move { client.solve(solve_request(full_board(14))).await });
@@ -48,7 +48,8 @@ async fn a_cancelled_call_stops_the_work_and_frees_the_cpu() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expensive_solves_past_the_limit_wait_then_get_resource_exhausted_while_cheap_ones_pass() {
-    let server = TestServer::start_with(&["--max-expensive-solves", "1", "--metrics-listen", "127.0.0.1:0"]);
+    let server =
+        TestServer::builder().flags(&["--max-expensive-solves", "1", "--metrics-listen", "127.0.0.1:0"]).start();
     let mut busy_client = server.client().await;
     let busy = tokio::spawn(async move {
         busy_client.solve(with_timeout(solve_request(full_board(14)), Duration::from_millis(1500))).await
@@ -67,7 +68,7 @@ async fn expensive_solves_past_the_limit_wait_then_get_resource_exhausted_while_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_identical_solves_compute_once() {
-    let server = TestServer::start_with(&["--max-expensive-solves", "4"]);
+    let server = TestServer::builder().flags(&["--max-expensive-solves", "4"]).start();
     let board = full_board(8);
     let mut calls = Vec::new();
     for _ in 0..4 {
@@ -90,7 +91,7 @@ async fn concurrent_identical_solves_compute_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_count_requests_codes_latency_and_the_cache() {
-    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let server = TestServer::builder().flags(&["--metrics-listen", "127.0.0.1:0"]).start();
     let url = server.metrics_url.clone().expect("the metrics address");
     let mut client = server.client().await;
     for _ in 0..3 {
@@ -130,7 +131,7 @@ async fn warm_boards_are_answered_while_every_slot_is_busy() {
     let data = tempfile::tempdir().unwrap();
     let flags = ["--max-expensive-solves", "1"];
     let first = {
-        let server = TestServer::start_in(data.path(), &flags);
+        let server = TestServer::builder().data_dir(data.path()).flags(&flags).start();
         let mut client = server.client().await;
         let first = client.solve(solve_request(warm_board())).await.unwrap().into_inner();
         assert!(first.stats.unwrap().positions_computed > 0, "the board needs a search");
@@ -144,7 +145,7 @@ async fn warm_boards_are_answered_while_every_slot_is_busy() {
         first
     };
     // Warm in the store only (a restarted server): read on the blocking pool, still without a slot.
-    let server = TestServer::start_in(data.path(), &flags);
+    let server = TestServer::builder().data_dir(data.path()).flags(&flags).start();
     let busy = occupy_the_only_slot(&server).await;
     let mut client = server.client().await;
     let warm = client.solve(with_timeout(solve_request(warm_board()), Duration::from_secs(2))).await;

@@ -61,7 +61,7 @@ async fn garbage_and_unknown_version_values_are_recomputed_and_overwritten() {
     let mut random = SplitMix::new(0x5eed_0001);
     let boards: Vec<Vec<String>> = (0..12).map(|i| random_board(&mut random, 8 + i % 2, 8, 12)).collect();
 
-    let mut server = TestServer::start_in(dir.path(), &[]);
+    let mut server = TestServer::builder().data_dir(dir.path()).start();
     let first = solve_boards(&server, &boards).await;
     assert!(server.stop(), "graceful stop");
     assert!(first.iter().any(|answer| answer.2 > 0), "the boards need search, so the store gets values: {first:?}");
@@ -69,7 +69,7 @@ async fn garbage_and_unknown_version_values_are_recomputed_and_overwritten() {
         let expected = engine_value(&board_position(board.to_vec()));
         assert_eq!(
             (answer.0, answer.1),
-            (nimber::convert::outcome_to_proto(expected) as i32, expected.nimber()),
+            (nimber::grpc::convert::outcome_to_proto(expected) as i32, expected.nimber()),
             "{board:?}"
         );
     }
@@ -103,7 +103,7 @@ async fn garbage_and_unknown_version_values_are_recomputed_and_overwritten() {
         keys.len()
     };
 
-    let mut server = TestServer::start_in(dir.path(), &[]);
+    let mut server = TestServer::builder().data_dir(dir.path()).start();
     let second = solve_boards(&server, &boards).await;
     assert!(server.stop(), "graceful stop");
     for ((board, before), after) in boards.iter().zip(&first).zip(&second) {
@@ -113,7 +113,7 @@ async fn garbage_and_unknown_version_values_are_recomputed_and_overwritten() {
         }
     }
 
-    let server = TestServer::start_in(dir.path(), &[]);
+    let server = TestServer::builder().data_dir(dir.path()).start();
     let third = solve_boards(&server, &boards).await;
     for ((board, before), again) in boards.iter().zip(&first).zip(&third) {
         assert_eq!((before.0, before.1), (again.0, again.1), "{board:?}");
@@ -125,7 +125,7 @@ async fn garbage_and_unknown_version_values_are_recomputed_and_overwritten() {
 
 #[test]
 fn a_store_locked_by_a_running_server_is_a_clear_error() {
-    let first = TestServer::start();
+    let first = TestServer::builder().start();
     // cache.rs words this "locked by another running process" for an io::ErrorKind::WouldBlock, but
     // sled 0.34.7 reports a held lock as ErrorKind::Other, "could not acquire lock on ...": either
     // wording is one clear line.
@@ -161,7 +161,11 @@ mod needs_root {
         let log = temp.path().join("stderr");
         let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
 
-        let mut server = TestServer::try_start(&data_dir, &[], "warn", &log)
+        let mut server = TestServer::builder()
+            .data_dir(&data_dir)
+            .flags(&[])
+            .log("warn", &log)
+            .try_start()
             .unwrap_or_else(|exited| panic!("{exited}; stderr:\n{}", read_log()));
         mount.fill();
         let mut random = SplitMix::new(0x5eed_0002);
@@ -172,7 +176,11 @@ mod needs_root {
         assert!(!read_log().contains("panicked at"), "a panic on a full disk:\n{}", read_log());
         eprintln!("note: on a full disk, a graceful stop exits with status 0: {stopped}");
 
-        let again = TestServer::try_start(&data_dir, &[], "warn", &log)
+        let again = TestServer::builder()
+            .data_dir(&data_dir)
+            .flags(&[])
+            .log("warn", &log)
+            .try_start()
             .unwrap_or_else(|exited| panic!("restarted on a full disk: {exited}; stderr:\n{}", read_log()));
         assert_answers_exact(&again, &boards[..30], "after a restart on a full disk").await;
         drop(again);
@@ -272,9 +280,10 @@ fn seed_body(random: &mut SplitMix) -> Vec<u8> {
         Rpc::BestMove => proto::BestMoveRequest { position }.encode_to_vec(),
         Rpc::Analyze => {
             let limit = random.pick(&[0, 1, 10, 1000, 1001, u32::MAX]);
+            let query = position.as_ref().map(Message::encode_to_vec).unwrap_or_default();
             let page_token = match random.below(5) {
-                0 => format!("offset:{}", random.below(20)),
-                1 => format!("offset:{}", u128::MAX),
+                0 => nimber::page::token(&query, &u128::from(random.below(20)).to_be_bytes()),
+                1 => nimber::page::token(&query, &u128::MAX.to_be_bytes()),
                 2 => "garbage".into(),
                 _ => String::new(),
             };
@@ -560,10 +569,11 @@ static CHECKED: [AtomicUsize; 3] = [AtomicUsize::new(0), AtomicUsize::new(0), At
 /// What went wrong with one decoded request, if anything (a violated invariant; panics are caught
 /// by the caller). Interrupted solves are fine and end the checks.
 fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_token: &str) -> Result<(), String> {
-    let Ok(domain) = nimber::convert::position_from_proto(position) else { return Ok(()) };
+    let query = position.as_ref().map(Message::encode_to_vec).unwrap_or_default();
+    let Ok(domain) = nimber::grpc::convert::position_from_proto(position) else { return Ok(()) };
     // What the server answers with must be acceptable input again.
-    let echoed = nimber::convert::position_to_proto(&domain);
-    let reparsed = nimber::convert::position_from_proto(Some(echoed.clone()))
+    let echoed = nimber::grpc::convert::position_to_proto(&domain);
+    let reparsed = nimber::grpc::convert::position_from_proto(Some(echoed.clone()))
         .map_err(|error| format!("position_to_proto output {echoed:?} is rejected: {error}"))?;
     let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
     let Ok(value) = domain.value(&mut solver) else { return Ok(()) };
@@ -601,10 +611,10 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
                 return Err(format!("best_move says {best_value:?}, value says {value:?}"));
             }
             if let Some(mv) = mv {
-                let _ = nimber::convert::move_to_proto(&mv);
+                let _ = nimber::grpc::convert::move_to_proto(&mv);
                 let after = domain.play_unchecked(&mv);
-                let after_proto = nimber::convert::position_to_proto(&after);
-                nimber::convert::position_from_proto(Some(after_proto.clone()))
+                let after_proto = nimber::grpc::convert::position_to_proto(&after);
+                nimber::grpc::convert::position_from_proto(Some(after_proto.clone()))
                     .map_err(|error| format!("the position after {mv:?}, {after_proto:?}, is rejected: {error}"))?;
                 if let Some(target) = value.winning_target() {
                     if let Ok(reached) = after.value(&mut SearchContext::new(budget(STEP_MILLIS), &NoMemo)) {
@@ -618,11 +628,11 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
             }
         }
         Rpc::Analyze => {
-            let pages = [nimber::convert::page_from_proto(limit, page_token).ok(), Some((0, 10))];
+            let pages = [nimber::grpc::convert::page_from_proto(limit, page_token, &query).ok(), Some((0, 10))];
             for (offset, limit) in pages.into_iter().flatten() {
                 let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
                 let Ok(analysis) = analysis::analyze(&domain, offset, limit, &mut solver) else { return Ok(()) };
-                let _ = nimber::convert::analysis_to_proto(&analysis, proto::Stats::default());
+                let _ = nimber::grpc::convert::analysis_to_proto(&analysis, &query, proto::Stats::default());
                 if analysis.value != value {
                     return Err(format!("analyze says {:?}, value says {value:?}", analysis.value));
                 }
@@ -712,7 +722,10 @@ fn fuzzed_requests_never_panic_in_process() {
         ];
         decoded[kind] += usize::from(positions.iter().any(Result::is_ok));
         valid[kind] += usize::from(
-            positions.into_iter().flatten().any(|position| nimber::convert::position_from_proto(position).is_ok()),
+            positions
+                .into_iter()
+                .flatten()
+                .any(|position| nimber::grpc::convert::position_from_proto(position).is_ok()),
         );
         if let Err(failure) = check_body(body) {
             failures.push(failure);
@@ -751,7 +764,7 @@ fn fuzzed_requests_never_panic_in_process() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fuzzed_requests_through_the_server_get_proper_statuses() {
     const CASES: usize = 1000;
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let channel = server.channel().await;
     let bodies = fuzz_bodies(0xf022_0002, CASES);
@@ -803,7 +816,7 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
                 if let Some((served, _)) = answer {
                     // The server's answer against the engine in this process (when it finishes quickly).
                     let request = proto::SolveRequest::decode(body.as_slice()).unwrap();
-                    let domain = nimber::convert::position_from_proto(request.position).unwrap();
+                    let domain = nimber::grpc::convert::position_from_proto(request.position).unwrap();
                     if let Ok(expected) = domain.value(&mut SearchContext::new(budget(500), &NoMemo)) {
                         if served != expected {
                             failures
@@ -857,7 +870,7 @@ fn the_fuzz_checks_accept_a_valid_request() {
         proto::BestMoveRequest { position: Some(board_position(vec!["0000".into(), "0000".into()])) }.encode_to_vec();
     check_body(&body).unwrap();
     let position: Position =
-        nimber::convert::position_from_proto(Some(board_position(vec!["000".into(), "000".into()]))).unwrap();
+        nimber::grpc::convert::position_from_proto(Some(board_position(vec!["000".into(), "000".into()]))).unwrap();
     assert_eq!(position.value(&mut SearchContext::in_memory()).unwrap(), SumValue::Nimber(1));
 }
 
@@ -891,7 +904,7 @@ fn every_decoding_method() -> Vec<&'static str> {
 async fn bodies_that_do_not_decode_are_invalid_argument_for_every_service() {
     let directory = tempfile::tempdir().unwrap();
     let log = directory.path().join("server.log");
-    let server = TestServer::start_logging(&["--log-lines-per-second", "0"], "info,nimber=debug", &log);
+    let server = TestServer::builder().flags(&["--log-lines-per-second", "0"]).log("info,nimber=debug", &log).start();
     let channel = server.channel().await;
     let methods = every_decoding_method();
     for service in ["/nimber.v1.Solver/", "/google.longrunning.Operations/", "/grpc.health.v1.Health/"] {
@@ -932,7 +945,7 @@ async fn bodies_that_do_not_decode_are_invalid_argument_for_every_service() {
 async fn long_input_is_repeated_short_in_every_message() {
     use nimber::google::longrunning as lro;
     const LONG: usize = 100_000;
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let channel = server.channel().await;
     let mut operations = lro::operations_client::OperationsClient::new(channel.clone());
     let mut solver = server.client().await;
@@ -1018,7 +1031,8 @@ async fn long_input_is_repeated_short_in_every_message() {
         };
         let message = status.message();
         // Our messages quote the input's start; reflection's is cut whole by the call layer.
-        let bound = if what.starts_with("reflection") { nimber::calls::MAX_STATUS_MESSAGE_BYTES + 64 } else { 256 };
+        let bound =
+            if what.starts_with("reflection") { nimber::grpc::calls::MAX_STATUS_MESSAGE_BYTES + 64 } else { 256 };
         if status.code() != expected || message.len() > bound || !message.contains('…') {
             failures.push(format!("{what}: {:?} ({} bytes) {:.300}", status.code(), message.len(), message));
         }

@@ -28,7 +28,7 @@ fn stone_boxes(boxes: &[(u64, u64)]) -> proto::Position {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn solve_answers_the_cutting_samples_and_matches_the_engine() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     for (size, outcome) in [
         ((2, 2), Outcome::PreviousPlayerWins),
@@ -45,14 +45,14 @@ async fn solve_answers_the_cutting_samples_and_matches_the_engine() {
         let answer = client.solve(solve_request(request.clone())).await.unwrap().into_inner();
         let expected = engine_value(&request);
         assert_eq!(answer.grundy, expected.nimber(), "{pieces:?}");
-        assert_eq!(answer.outcome(), nimber::convert::outcome_to_proto(expected), "{pieces:?}");
+        assert_eq!(answer.outcome(), nimber::grpc::convert::outcome_to_proto(expected), "{pieces:?}");
         assert!(answer.stats.is_some());
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn special_cutting_positions_have_no_grundy_value() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let won = client.solve(solve_request(cutting(&[(6, 6), (1, 5)]))).await.unwrap().into_inner();
     assert_eq!((won.outcome(), won.grundy), (Outcome::NextPlayerWins, None));
@@ -65,7 +65,7 @@ async fn special_cutting_positions_have_no_grundy_value() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn solve_stone_boxes_matches_the_engine() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     for boxes in
         [vec![(2, 0), (3, 3), (6, 2)], vec![(6, 3), (6, 3)], vec![(u64::MAX, 12345), (10u64.pow(18), 999_999_999)]]
@@ -84,7 +84,7 @@ async fn check_best_move(
 ) {
     let best =
         client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
-    let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
+    let domain = nimber::grpc::convert::position_from_proto(Some(position.clone())).unwrap();
     let has_moves = !domain.moves().is_empty();
     assert_eq!(best.r#move.is_some(), has_moves, "{position:?}");
     let outcome = best.outcome();
@@ -97,7 +97,7 @@ async fn check_best_move(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn best_moves_win_when_a_win_exists() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     for pieces in [
         vec![(4, 2)],
@@ -116,7 +116,7 @@ async fn best_moves_win_when_a_win_exists() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_invalid_argument_naming_the_field_and_the_server_keeps_serving() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     // Each case: the request, a part of the message, and the field the BadRequest details name.
     let cases: Vec<(proto::SolveRequest, &str, &str)> = vec![
@@ -142,7 +142,7 @@ async fn bad_input_is_invalid_argument_naming_the_field_and_the_server_keeps_ser
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_reports_serving() {
     use tonic_health::pb::{health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest};
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut health = HealthClient::new(server.channel().await);
     for service in ["", "nimber.v1.Solver"] {
         let answer = health.check(HealthCheckRequest { service: service.into() }).await.unwrap().into_inner();
@@ -153,7 +153,7 @@ async fn health_reports_serving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reflection_lists_the_services_in_v1_and_v1alpha() {
     use tonic_reflection::pb::{v1, v1alpha};
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let channel = server.channel().await;
 
     let mut client = v1::server_reflection_client::ServerReflectionClient::new(channel.clone());
@@ -189,7 +189,7 @@ async fn reflection_lists_the_services_in_v1_and_v1alpha() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_shuts_down_cleanly() {
-    let mut server = TestServer::start();
+    let mut server = TestServer::builder().start();
     let mut client = server.client().await;
     client.solve(solve_request(cutting(&[(4, 2)]))).await.unwrap();
     assert!(server.stop(), "the server exits with status 0 on SIGTERM");

@@ -42,7 +42,7 @@ async fn check_answers(server: &TestServer, boards: &[proto::Position], case: &s
 /// with sled, then values of real boards written by the server.
 async fn build_store(dir: &Path, boards: &[proto::Position]) {
     fill_foreign(dir);
-    let mut server = TestServer::start_in(dir, &[]);
+    let mut server = TestServer::builder().data_dir(dir).start();
     assert!(check_answers(&server, boards, "building the store").await > 0);
     assert!(server.stop(), "graceful stop");
     let size: u64 = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
@@ -84,7 +84,7 @@ async fn a_damaged_store_never_stops_the_server() {
         copy_dir(&base, &dir);
         damage(&dir);
         let log = temp.path().join(format!("case{i}.log"));
-        let server = TestServer::start_in_logging(&dir, &[], std::fs::File::create(&log).unwrap());
+        let server = TestServer::builder().data_dir(&dir).stderr(std::fs::File::create(&log).unwrap()).start();
         check_answers(&server, &boards, case).await;
         drop(server);
         let stderr = std::fs::read_to_string(&log).unwrap();
@@ -137,14 +137,15 @@ mod needs_root {
         let mount = Mount::tmpfs(temp.path(), "4m");
         let data = mount.0.join("data");
         let first = boards(2, 4);
-        let mut server = TestServer::start_in(&data, &[]);
+        let mut server = TestServer::builder().data_dir(&data).start();
         check_answers(&server, &first, "before the disk is full").await;
         assert!(server.stop());
 
         let filler = mount.fill();
         let log = temp.path().join("full.log");
         let flags = ["--metrics-listen", "127.0.0.1:0"];
-        let server = TestServer::start_in_logging(&data, &flags, std::fs::File::create(&log).unwrap());
+        let server =
+            TestServer::builder().data_dir(&data).flags(&flags).stderr(std::fs::File::create(&log).unwrap()).start();
         let metrics_url = server.metrics_url.clone().unwrap();
         let writable = || sample(&scrape(&metrics_url), "nimber_store_writable");
         assert_eq!(writable(), 0.0, "the store is writable on a full disk");
@@ -160,7 +161,7 @@ mod needs_root {
         let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
         assert!(answer.stats.unwrap().positions_computed > 0, "the board was not new to the store");
         drop(server);
-        let server = TestServer::start_in(&data, &[]);
+        let server = TestServer::builder().data_dir(&data).start();
         assert_eq!(check_answers(&server, &[position], "after space returned").await, 0, "not served from the store");
     }
 }

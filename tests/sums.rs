@@ -25,7 +25,7 @@ async fn solve(client: &mut SolverClient<Channel>, position: proto::Position) ->
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sums_are_the_xor_of_their_components_and_best_moves_win() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let mut random = SplitMix::new(5);
     for _ in 0..60 {
@@ -55,7 +55,7 @@ async fn sums_are_the_xor_of_their_components_and_best_moves_win() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cutting_specials_decide_a_sum() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let cutting = |pieces: &[(u64, u64)]| proto::Position {
         game: Some(P::Cutting(proto::Cutting {
@@ -81,7 +81,7 @@ async fn cutting_specials_decide_a_sum() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sum_limits_are_invalid_argument() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let walk = proto::Position {
         game: Some(P::DiagonalWalk(proto::DiagonalWalk { rows: 2, columns: 2, step: 1, row: 1, column: 1 })),
@@ -119,20 +119,20 @@ async fn analyze_all(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn analyze_lists_exactly_the_legal_moves_with_their_values() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let mut random = SplitMix::new(6);
     let mut checked = 0;
     while checked < 40 {
         let component = random_component(&mut random);
         let position = if random.percent(30) { sum(vec![component, random_component(&mut random)]) } else { component };
-        let domain = nimber::convert::position_from_proto(Some(position.clone())).unwrap();
+        let domain = nimber::grpc::convert::position_from_proto(Some(position.clone())).unwrap();
         if domain.moves().len() > 300 {
             continue; // compared move by move below: keep it small
         }
         checked += 1;
         let (summary, listed) = analyze_all(&mut client, &position, 7).await;
-        let legal: Vec<_> = domain.moves().iter().map(|mv| nimber::convert::move_to_proto(&mv)).collect();
+        let legal: Vec<_> = domain.moves().iter().map(|mv| nimber::grpc::convert::move_to_proto(&mv)).collect();
         assert_eq!(summary.total_moves as usize, legal.len());
         assert_eq!(listed.len(), legal.len(), "{position:?}");
         for move_analysis in &listed {
@@ -143,10 +143,10 @@ async fn analyze_lists_exactly_the_legal_moves_with_their_values() {
         assert!(listed[..winning].iter().all(|m| m.winning), "winning moves first");
         // Each move's value agrees with Solve on the position after it.
         for mv in domain.moves().iter() {
-            let after = nimber::convert::position_to_proto(&domain.play_unchecked(&mv));
+            let after = nimber::grpc::convert::position_to_proto(&domain.play_unchecked(&mv));
             let answer = solve(&mut client, after).await;
             let listed_entry =
-                listed.iter().find(|m| m.r#move.as_ref() == Some(&nimber::convert::move_to_proto(&mv))).unwrap();
+                listed.iter().find(|m| m.r#move.as_ref() == Some(&nimber::grpc::convert::move_to_proto(&mv))).unwrap();
             assert_eq!((answer.outcome, answer.grundy), (listed_entry.outcome, listed_entry.grundy));
         }
     }
@@ -154,7 +154,7 @@ async fn analyze_lists_exactly_the_legal_moves_with_their_values() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn analyze_counts_huge_move_sets_without_enumerating() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let strip = proto::Position {
         game: Some(P::Reclamation(proto::Reclamation {
@@ -164,25 +164,34 @@ async fn analyze_counts_huge_move_sets_without_enumerating() {
     };
     let request = proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5, page_token: String::new() };
     let page = client.analyze(request).await.unwrap().into_inner();
-    let domain = nimber::convert::position_from_proto(Some(strip.clone())).unwrap();
+    let domain = nimber::grpc::convert::position_from_proto(Some(strip.clone())).unwrap();
     assert_eq!(page.total_moves_exact, domain.moves().len().to_string());
     assert!(domain.moves().len() > u128::from(u64::MAX), "more moves than a u64 holds");
     assert_eq!(page.total_moves, u64::MAX, "saturated");
     assert_eq!(page.moves.len(), 5);
     assert!(!page.next_page_token.is_empty());
+    // A limit past the maximum gets the maximum (AIP-158), as a page_size does everywhere.
     let too_many = proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5000, page_token: String::new() };
-    let status = client.analyze(too_many).await.unwrap_err();
-    assert_eq!(status.code(), Code::InvalidArgument);
-    assert!(status.message().contains("limit") && status.message().contains("1000"), "{status:?}");
-    let forged = proto::AnalyzeRequest { position: Some(strip), limit: 5, page_token: "nonsense".into() };
-    let status = client.analyze(forged).await.unwrap_err();
-    assert_eq!(status.code(), Code::InvalidArgument);
-    assert!(status.message().contains("page_token"), "{status:?}");
+    assert_eq!(client.analyze(too_many).await.unwrap().into_inner().moves.len(), 1000);
+    // A token continues only the analysis of the position it was given for.
+    let next =
+        proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5, page_token: page.next_page_token.clone() };
+    let second = client.analyze(next).await.unwrap().into_inner();
+    assert_eq!(second.moves.len(), 5);
+    assert_ne!(second.moves[0], page.moves[0], "the second page starts after the first");
+    let other =
+        proto::Position { game: Some(P::Reclamation(proto::Reclamation { rows: u64::MAX, reclaimed: vec![] })) };
+    for (position, token) in [(strip.clone(), "nonsense".to_string()), (other, page.next_page_token.clone())] {
+        let forged = proto::AnalyzeRequest { position: Some(position), limit: 5, page_token: token };
+        let status = client.analyze(forged).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument);
+        assert!(status.message().contains("page_token"), "{status:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn solve_stream_answers_in_order_with_ids_and_per_item_errors() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     let mut random = SplitMix::new(7);
     let mut requests = Vec::new();
@@ -203,7 +212,7 @@ async fn solve_stream_answers_in_order_with_ids_and_per_item_errors() {
     while let Some(response) = responses.message().await.unwrap() {
         let request = &requests[answered];
         assert_eq!(response.id, request.id, "answers keep request order");
-        let domain = nimber::convert::position_from_proto(request.position.clone());
+        let domain = nimber::grpc::convert::position_from_proto(request.position.clone());
         match domain {
             Ok(domain) => {
                 assert!(response.error.is_none(), "{response:?}");

@@ -110,7 +110,7 @@ fn start_tls(files: &Files, flags: &[&str]) -> TestServer {
     let key = files.path("server.key").display().to_string();
     let mut all = vec!["--tls-cert", cert.as_str(), "--tls-key", key.as_str()];
     all.extend_from_slice(flags);
-    TestServer::start_with(&all)
+    TestServer::builder().flags(&all).start()
 }
 
 fn write_server_identity(files: &Files, ca: &Ca) {
@@ -424,7 +424,7 @@ async fn refused_client_certificates_are_counted_and_logged_by_reason() {
     let log = files.path("server.log");
     let flags =
         ["--tls-cert", &cert, "--tls-key", &key, "--tls-client-ca", &client_ca, "--metrics-listen", "127.0.0.1:0"];
-    let server = TestServer::start_logging(&flags, "warn", &log);
+    let server = TestServer::builder().flags(&flags).log("warn", &log).start();
     let url = server.metrics_url.clone().unwrap();
     assert_eq!(handshake_as(&server, &ca.pem, Some(&ca.issue())).await, Ok(()), "a good client certificate");
 

@@ -83,7 +83,7 @@ fn small_board(n: u64) -> proto::Position {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stream_answers_written_apart_are_not_held_back_by_nagle() {
     const CALLS: u64 = 200;
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let mut client = server.client().await;
     client.solve(solve_request(cheap_position())).await.unwrap(); // the connection is up
     let mut stalled = 0;
@@ -107,7 +107,7 @@ async fn stream_answers_written_apart_are_not_held_back_by_nagle() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_the_connection_cap_a_new_connection_waits_for_a_free_slot_while_the_server_idles() {
     let flags = ["--max-connections", "2", "--handshake-timeout-ms", "60000", "--metrics-listen", "127.0.0.1:0"];
-    let server = TestServer::start_with(&flags);
+    let server = TestServer::builder().flags(&flags).start();
     let metrics_url = server.metrics_url.clone().unwrap();
     let first = TcpStream::connect(server.address()).await.unwrap();
     let _second = TcpStream::connect(server.address()).await.unwrap();
@@ -131,7 +131,7 @@ async fn at_the_connection_cap_a_new_connection_waits_for_a_free_slot_while_the_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn out_of_file_descriptors_the_accept_loop_pauses_instead_of_spinning() {
-    let server = TestServer::start_with(&["--max-connections", "1000", "--metrics-listen", "127.0.0.1:0"]);
+    let server = TestServer::builder().flags(&["--max-connections", "1000", "--metrics-listen", "127.0.0.1:0"]).start();
     let metrics_url = server.metrics_url.clone().unwrap();
     let open_files = std::fs::read_dir(format!("/proc/{}/fd", server.pid())).unwrap().count();
     let limit = format!("--nofile={0}:{0}", open_files + 8);
@@ -154,7 +154,7 @@ async fn out_of_file_descriptors_the_accept_loop_pauses_instead_of_spinning() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_sends_half_a_preface_is_closed_at_the_handshake_timeout() {
-    let server = TestServer::start_with(&["--handshake-timeout-ms", "300"]);
+    let server = TestServer::builder().flags(&["--handshake-timeout-ms", "300"]).start();
     let mut socket = TcpStream::connect(server.address()).await.unwrap();
     socket.write_all(&b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"[..12]).await.unwrap();
     let mut buffer = [0u8; 256];
@@ -172,7 +172,7 @@ async fn a_connection_that_sends_half_a_preface_is_closed_at_the_handshake_timeo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_is_closed_when_idle_but_not_while_a_call_is_open() {
-    let server = TestServer::start_with(&["--idle-timeout-ms", "300", "--handshake-timeout-ms", "60000"]);
+    let server = TestServer::builder().flags(&["--idle-timeout-ms", "300", "--handshake-timeout-ms", "60000"]).start();
     let (_send, connection) = raw_connection(&server).await;
     tokio::time::timeout(Duration::from_secs(5), connection).await.expect("an idle connection is closed").unwrap();
 
@@ -196,7 +196,7 @@ async fn a_connection_is_closed_when_idle_but_not_while_a_call_is_open() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stream_cap_is_advertised_in_the_http2_settings() {
-    let server = TestServer::start_with(&["--max-concurrent-streams", "7"]);
+    let server = TestServer::builder().flags(&["--max-concurrent-streams", "7"]).start();
     let socket = TcpStream::connect(server.address()).await.unwrap();
     let (send, connection) = h2::client::handshake(socket).await.unwrap();
     let mut connection = std::pin::pin!(connection);
@@ -212,7 +212,7 @@ async fn the_stream_cap_is_advertised_in_the_http2_settings() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_over_the_size_limit_is_resource_exhausted() {
-    let server = TestServer::start_with(&["--max-message-bytes", "1024"]);
+    let server = TestServer::builder().flags(&["--max-message-bytes", "1024"]).start();
     let mut client = server.client().await;
     let pieces = vec![proto::Piece { width: 1 << 40, height: 1 << 40 }; 200];
     let big = proto::Position { game: Some(P::Cutting(proto::Cutting { pieces })) };
@@ -229,7 +229,7 @@ async fn a_request_over_the_size_limit_is_resource_exhausted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_grpc_timeout_is_invalid_argument_for_every_service() {
-    let server = TestServer::start();
+    let server = TestServer::builder().start();
     let (send, _connection) = raw_connection(&server).await;
     let solve = solve_request(cheap_position()).encode_to_vec();
     let check = HealthCheckRequest { service: String::new() }.encode_to_vec();
@@ -261,7 +261,7 @@ fn unread_by_server(socket: &TcpStream) -> Option<u64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_answer_a_request_split_across_two_writes() {
-    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let server = TestServer::builder().flags(&["--metrics-listen", "127.0.0.1:0"]).start();
     let url = server.metrics_url.clone().unwrap();
     let address = url.strip_prefix("http://").unwrap().strip_suffix("/metrics").unwrap();
     let mut socket = TcpStream::connect(address).await.unwrap();
@@ -282,7 +282,8 @@ async fn metrics_answer_a_request_split_across_two_writes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_call_is_counted_once_with_its_final_code() {
-    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0", "--max-message-bytes", "1024"]);
+    let server =
+        TestServer::builder().flags(&["--metrics-listen", "127.0.0.1:0", "--max-message-bytes", "1024"]).start();
     let url = server.metrics_url.clone().unwrap();
     let mut health = HealthClient::new(server.channel().await);
     health.check(HealthCheckRequest { service: String::new() }).await.unwrap();
@@ -316,7 +317,8 @@ async fn every_call_is_counted_once_with_its_final_code() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_turns_not_serving_as_soon_as_the_drain_starts() {
-    let server = TestServer::start_with(&["--shutdown-grace-ms", "30000", "--metrics-listen", "127.0.0.1:0"]);
+    let server =
+        TestServer::builder().flags(&["--shutdown-grace-ms", "30000", "--metrics-listen", "127.0.0.1:0"]).start();
     let metrics_url = server.metrics_url.clone().unwrap();
     let mut health = HealthClient::new(server.channel().await);
     let mut watches = Vec::new();
@@ -351,7 +353,7 @@ async fn a_stream_of_bad_items_writes_a_bounded_log_without_colour_codes() {
     const ITEMS: usize = 5000;
     let directory = tempfile::tempdir().unwrap();
     let log = directory.path().join("server.log");
-    let server = TestServer::start_logging(&["--log-lines-per-second", "20"], "debug", &log);
+    let server = TestServer::builder().flags(&["--log-lines-per-second", "20"]).log("debug", &log).start();
     let mut client = server.client().await;
     let items = (0..ITEMS).map(|_| proto::SolveRequest { position: None, id: String::new() });
     let mut responses = client.solve_stream(tokio_stream::iter(items)).await.unwrap().into_inner();
@@ -375,7 +377,7 @@ async fn a_stream_of_bad_items_writes_a_bounded_log_without_colour_codes() {
 async fn json_logs_are_one_object_per_line() {
     let directory = tempfile::tempdir().unwrap();
     let log = directory.path().join("server.log");
-    let mut server = TestServer::start_logging(&["--log-format", "json"], "info", &log);
+    let mut server = TestServer::builder().flags(&["--log-format", "json"]).log("info", &log).start();
     assert!(server.stop());
     let lines = log_lines(&log);
     assert!(lines.iter().any(|line| line.contains("\"serving\"")), "{lines:?}");
@@ -423,7 +425,7 @@ async fn open_solve_stream(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_client_that_sends_everything_before_reading_gets_every_answer() {
     const ITEMS: usize = 100_000;
-    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let server = TestServer::builder().flags(&["--metrics-listen", "127.0.0.1:0"]).start();
     let metrics_url = server.metrics_url.clone().unwrap();
     let socket = TcpStream::connect(server.address()).await.unwrap();
     // One small DATA frame per item, as grpcio, grpc-go and grpc-java send them.
@@ -473,7 +475,7 @@ async fn a_stream_client_that_sends_everything_before_reading_gets_every_answer(
 async fn a_connection_closed_for_a_flood_of_empty_data_frames_is_logged_and_counted() {
     let directory = tempfile::tempdir().unwrap();
     let log = directory.path().join("server.log");
-    let server = TestServer::start_logging(&["--metrics-listen", "127.0.0.1:0"], "warn", &log);
+    let server = TestServer::builder().flags(&["--metrics-listen", "127.0.0.1:0"]).log("warn", &log).start();
     let metrics_url = server.metrics_url.clone().unwrap();
     let socket = TcpStream::connect(server.address()).await.unwrap();
     let (send, connection) = h2::client::handshake(socket).await.unwrap();
@@ -511,7 +513,7 @@ fn metrics_address(url: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn head_metrics_answers_the_headers_of_get_without_a_body() {
-    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let server = TestServer::builder().flags(&["--metrics-listen", "127.0.0.1:0"]).start();
     let mut socket = TcpStream::connect(metrics_address(server.metrics_url.as_ref().unwrap())).await.unwrap();
     socket.write_all(b"HEAD /metrics HTTP/1.1\r\nHost: nimber\r\nConnection: close\r\n\r\n").await.unwrap();
     let mut response = String::new();
@@ -528,7 +530,7 @@ async fn head_metrics_answers_the_headers_of_get_without_a_body() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_metrics_clients_cannot_lock_out_the_scraper() {
     const SLOW_CLIENTS: usize = 200;
-    let server = TestServer::start_with(&["--metrics-listen", "127.0.0.1:0"]);
+    let server = TestServer::builder().flags(&["--metrics-listen", "127.0.0.1:0"]).start();
     let url = server.metrics_url.clone().unwrap();
     let address = metrics_address(&url);
     let mut slow = Vec::new();

@@ -53,9 +53,11 @@ mod writer;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+use crate::sync::{lock, RateLimit};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use crate::disk::{OnCorrupt, OpenError};
 pub use format::{decode_value, encode_value, store_key, Stored, VALUE_FORMAT_V1, VALUE_FORMAT_V2, VALUE_FORMAT_V3};
@@ -127,13 +129,13 @@ impl StoreOptions {
 
 /// The persistent memo over sled, with the fleet's shared tier (Redis) behind it when configured.
 pub struct Store {
-    shared: Arc<Shared>,
+    shared: Arc<StoreState>,
     writer: Option<std::thread::JoinHandle<()>>,
     tier: Option<SharedCache>,
 }
 
 /// What the store's users and its writer thread share.
-struct Shared {
+struct StoreState {
     /// The sled database; `None` while unavailable (a full disk).
     db: RwLock<Option<sled::Db>>,
     /// Where the store lives (`None` for a temporary store) and what to do if it is unreadable.
@@ -206,28 +208,6 @@ struct Queue {
     closing: bool,
 }
 
-/// At most one log line per interval for a recurring problem.
-pub(crate) struct RateLimit(Mutex<Option<Instant>>);
-
-impl RateLimit {
-    const INTERVAL: Duration = Duration::from_secs(60);
-
-    /// A limit that allows a line at once.
-    pub(crate) fn new() -> Self {
-        Self(Mutex::new(None))
-    }
-
-    /// Whether a line may be logged now (and if so, starts a new interval).
-    pub(crate) fn allow(&self) -> bool {
-        let mut last = lock(&self.0);
-        if last.is_some_and(|at| at.elapsed() < Self::INTERVAL) {
-            return false;
-        }
-        *last = Some(Instant::now());
-        true
-    }
-}
-
 /// A value being computed by one solve that others wait for.
 #[derive(Default)]
 struct Flight {
@@ -296,7 +276,7 @@ impl Store {
     }
 
     fn start(opened: Option<writer::Opened>, path: Option<PathBuf>, options: &StoreOptions, max_bytes: u64) -> Self {
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(StoreState {
             db: RwLock::new(None),
             path,
             on_corrupt: options.on_corrupt,
@@ -384,7 +364,7 @@ impl Store {
     }
 }
 
-impl Shared {
+impl StoreState {
     /// The database, if available (a cheap handle clone; never blocks on I/O).
     fn db(&self) -> Option<sled::Db> {
         self.db.read().unwrap_or_else(|p| p.into_inner()).clone()
@@ -619,15 +599,10 @@ pub fn default_max_bytes(path: &Path, memory_share: u64) -> u64 {
     DEFAULT_MAX_BYTES.min(quarter_of_filesystem).min(memory_share).max(1 << 20)
 }
 
-/// Locks a mutex, recovering the data if a panicking thread poisoned it (the maps and counters
-/// kept under this crate's mutexes stay consistent: every critical section leaves them whole).
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     fn raw_db(store: &Store) -> sled::Db {
         store.shared.db().expect("the store is available")
@@ -711,7 +686,7 @@ mod tests {
         assert_eq!(default_max_bytes(dir.path(), 0), 1 << 20);
         let budget = crate::limits::share_memory(64 << 20, 1, 1, Some(0), None, DEFAULT_TABLE_LIMIT).unwrap();
         let options = StoreOptions::within(&budget, dir.path());
-        assert_eq!(options.max_bytes, Some(16 << 20));
+        assert_eq!(options.max_bytes, Some(4 << 20));
         assert_eq!((options.hot_bytes, options.page_cache_bytes), (budget.store_hot_bytes, 8 << 20));
     }
 

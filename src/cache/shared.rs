@@ -39,8 +39,8 @@ use ring::hmac;
 use super::format::{
     authenticated_body, decode_body, decode_value, encode_authenticated, encode_value, VALUE_FORMAT_V2, VALUE_FORMAT_V3,
 };
-use super::{lock, RateLimit};
 use crate::games::{Budget, Interrupted};
+use crate::sync::{lock, RateLimit};
 
 /// The prefix of the keys of the fleet's job records in Redis (see [`crate::jobs::shared`]).
 pub const KEY_PREFIX: &[u8] = b"nimber:v1:";

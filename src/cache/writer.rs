@@ -11,8 +11,9 @@ use super::format::{
     bucket_of_stored, cost_bucket, decode_value, encode_value, index_key, indexed_key, is_value_key, CAP_KEY,
     ENTRIES_KEY, INDEX_PREFIX,
 };
-use super::{lock, OnCorrupt, OpenError, Shared, WRITE_BATCH};
+use super::{OnCorrupt, OpenError, StoreState, WRITE_BATCH};
 use crate::disk::{self, guarded, Failure, Kind};
+use crate::sync::lock;
 
 /// The longest a buffered value waits before the writer thread writes it.
 const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
@@ -106,7 +107,7 @@ struct Bound {
 }
 
 /// The writer thread's loop, until the store is dropped.
-pub(super) fn run(shared: &Shared, cap: Option<u64>) {
+pub(super) fn run(shared: &StoreState, cap: Option<u64>) {
     let mut bound = Bound { cap, size_at_action: shared.size_bytes.load(Ordering::Relaxed), written_since_reopen: 0 };
     let mut last_write = Instant::now();
     let mut next_retry = Instant::now() + RETRY_INTERVAL;
@@ -172,7 +173,7 @@ pub(super) fn run(shared: &Shared, cap: Option<u64>) {
 }
 
 /// Writes `values` in one atomic batch with the updated entry count and eviction index.
-fn write(shared: &Shared, values: HashMap<Vec<u8>, (u64, u64)>) -> Result<(), String> {
+fn write(shared: &StoreState, values: HashMap<Vec<u8>, (u64, u64)>) -> Result<(), String> {
     let Some(db) = shared.db() else {
         return Err("the store is unavailable (the disk is full)".to_string());
     };
@@ -214,7 +215,7 @@ fn write(shared: &Shared, values: HashMap<Vec<u8>, (u64, u64)>) -> Result<(), St
 
 /// A failed write: on a full disk the store becomes unavailable (one ERROR line) and is reopened
 /// once space returns; anything else is a WARN line, at most one a minute.
-fn report_write_failure(shared: &Shared, failure: &Failure) {
+fn report_write_failure(shared: &StoreState, failure: &Failure) {
     if failure.kind() == Kind::NoSpace && shared.path.is_some() {
         tracing::error!(
             "the disk is full: the cache store is read-only (answers stay exact, new values are not remembered); \
@@ -228,7 +229,7 @@ fn report_write_failure(shared: &Shared, failure: &Failure) {
 
 /// Closes sled and opens it again (after a full disk, or so that it reuses the space of removed
 /// values, which sled 0.34 only does for space freed before it was opened).
-fn reopen(shared: &Shared, bound: &mut Bound) {
+fn reopen(shared: &StoreState, bound: &mut Bound) {
     let Some(path) = &shared.path else { return };
     let was_writable = shared.writable.load(Ordering::Relaxed);
     shared.uninstall();
@@ -261,7 +262,7 @@ fn act_at(max_bytes: u64) -> u64 {
 /// fewer than a quarter of the values were written since the last reopen) and sled is reopened so
 /// that it reuses the freed space; from then on the number of values stays at that cap, each new
 /// value evicting the cheapest.
-fn keep_within_bound(shared: &Shared, bound: &mut Bound) {
+fn keep_within_bound(shared: &StoreState, bound: &mut Bound) {
     let size = shared.size_bytes.load(Ordering::Relaxed);
     let entries = shared.entries.load(Ordering::Relaxed);
     if size > act_at(shared.max_bytes) && size > bound.size_at_action && shared.path.is_some() {
@@ -279,7 +280,7 @@ fn keep_within_bound(shared: &Shared, bound: &mut Bound) {
 
 /// Evicts the cheapest values until at most `bound.cap` remain, in one batch with the new count
 /// and the cap.
-fn evict_to_cap(shared: &Shared, bound: &Bound) {
+fn evict_to_cap(shared: &StoreState, bound: &Bound) {
     let (Some(cap), Some(db)) = (bound.cap, shared.db()) else { return };
     let entries = shared.entries.load(Ordering::Relaxed);
     if entries <= cap {

@@ -63,12 +63,12 @@ fn listing_rank<V: Value>(value: V) -> (u8, u64) {
 /// player to move wins, otherwise the first legal move; `None` when there is no move at all.
 pub fn best_move<G: Game>(
     position: &G,
-    solver: &mut SearchContext,
+    context: &mut SearchContext,
 ) -> Result<(G::Value, Option<G::Move>), Interrupted> {
-    let value = position.value(solver)?;
+    let value = position.value(context)?;
     let mv = match value.winning_target() {
         None => position.moves().get(0),
-        Some(target) => position.first_move_to(target, solver)?,
+        Some(target) => position.first_move_to(target, context)?,
     };
     Ok((value, mv))
 }
@@ -146,35 +146,35 @@ pub fn analyze<G: Game>(
     position: &G,
     offset: u128,
     limit: usize,
-    solver: &mut SearchContext,
+    context: &mut SearchContext,
 ) -> Result<Analysis<G::Move, G::Value>, Interrupted> {
-    let value = position.value(solver)?;
+    let value = position.value(context)?;
     let all = position.moves();
     let total_moves = all.len();
-    let evaluate = |mv: G::Move, solver: &mut SearchContext| -> Result<MoveValue<G::Move, G::Value>, Interrupted> {
-        solver.budget.check()?;
-        let value = position.play_unchecked(&mv).value(solver)?;
+    let evaluate = |mv: G::Move, context: &mut SearchContext| -> Result<MoveValue<G::Move, G::Value>, Interrupted> {
+        context.budget.check()?;
+        let value = position.play_unchecked(&mv).value(context)?;
         Ok(MoveValue { mv, value })
     };
     let (winning_moves, moves) = if total_moves <= ENUMERATION_LIMIT {
-        let mut every = all.iter().map(|mv| evaluate(mv, solver)).collect::<Result<Vec<_>, _>>()?;
+        let mut every = all.iter().map(|mv| evaluate(mv, context)).collect::<Result<Vec<_>, _>>()?;
         every.sort_by_key(|move_value| listing_rank(move_value.value));
         let winning = every.iter().filter(|move_value| move_value.is_winning()).count() as u128;
         let start = usize::try_from(offset).unwrap_or(usize::MAX).min(every.len());
         (winning, every.into_iter().skip(start).take(limit).collect())
     } else {
         let winning = match value.winning_target() {
-            Some(target) => position.moves_to(target, solver)?,
+            Some(target) => position.moves_to(target, context)?,
             None => MoveSet::empty(),
         };
         let mut page = Vec::with_capacity(limit.min(MAX_LIMIT));
         for mv in winning.iter_from(offset).take(limit) {
-            page.push(evaluate(mv, solver)?);
+            page.push(evaluate(mv, context)?);
         }
         if page.len() < limit && offset < total_moves {
             let skip = offset.saturating_sub(winning.len());
             for mv in others_from(&all, &winning, skip).take(limit - page.len()) {
-                page.push(evaluate(mv, solver)?);
+                page.push(evaluate(mv, context)?);
             }
         }
         (winning.len(), page)
@@ -193,8 +193,8 @@ mod tests {
     #[test]
     fn small_positions_list_every_move_sorted_and_paged() {
         let paper = Paper::new(vec![Piece { width: 7, height: 5 }, Piece { width: 4, height: 4 }]).unwrap();
-        let mut solver = SearchContext::in_memory();
-        let all = analyze(&paper, 0, MAX_LIMIT, &mut solver).unwrap();
+        let mut context = SearchContext::in_memory();
+        let all = analyze(&paper, 0, MAX_LIMIT, &mut context).unwrap();
         assert_eq!(all.total_moves, paper.moves().iter().count() as u128);
         assert_eq!(all.moves.len() as u128, all.total_moves);
         assert_eq!(all.next_offset, None);
@@ -202,13 +202,13 @@ mod tests {
         assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "sorted: {ranks:?}");
         assert_eq!(all.winning_moves, all.moves.iter().filter(|m| m.is_winning()).count() as u128);
         for move_value in &all.moves {
-            assert_eq!(paper.play_unchecked(&move_value.mv).value(&mut solver).unwrap(), move_value.value);
+            assert_eq!(paper.play_unchecked(&move_value.mv).value(&mut context).unwrap(), move_value.value);
         }
         // Pages of 3 put together are the whole listing.
         let mut paged = Vec::new();
         let mut offset = Some(0);
         while let Some(start) = offset {
-            let page = analyze(&paper, start, 3, &mut solver).unwrap();
+            let page = analyze(&paper, start, 3, &mut context).unwrap();
             paged.extend(page.moves);
             offset = page.next_offset;
         }
@@ -222,21 +222,21 @@ mod tests {
             StoneBox { capacity: 1 << 50, stones: 1 << 20 },
         ])
         .unwrap();
-        let mut solver = SearchContext::in_memory();
-        let analysis = analyze(&boxes, 0, 10, &mut solver).unwrap();
+        let mut context = SearchContext::in_memory();
+        let analysis = analyze(&boxes, 0, 10, &mut context).unwrap();
         assert!(analysis.total_moves > ENUMERATION_LIMIT);
         assert_eq!(analysis.moves.len(), 10);
         let winners = analysis.winning_moves.min(10) as usize;
         assert!(analysis.moves[..winners].iter().all(MoveValue::is_winning));
         assert!(analysis.moves[winners..].iter().all(|m| !m.is_winning()));
         for move_value in &analysis.moves {
-            assert_eq!(boxes.play_unchecked(&move_value.mv).value(&mut solver).unwrap(), move_value.value);
+            assert_eq!(boxes.play_unchecked(&move_value.mv).value(&mut context).unwrap(), move_value.value);
         }
         // The second page continues where the first ended, with no move twice.
-        let next = analyze(&boxes, analysis.next_offset.unwrap(), 10, &mut solver).unwrap();
+        let next = analyze(&boxes, analysis.next_offset.unwrap(), 10, &mut context).unwrap();
         assert!(next.moves.iter().all(|m| !analysis.moves.contains(m)));
         // Any page of the tail, however deep, is found at once: the last moves of all.
-        let last = analyze(&boxes, analysis.total_moves - 3, 10, &mut solver).unwrap();
+        let last = analyze(&boxes, analysis.total_moves - 3, 10, &mut context).unwrap();
         assert_eq!(last.moves.len(), 3);
         assert_eq!(last.next_offset, None);
         let every = boxes.moves();
@@ -248,25 +248,25 @@ mod tests {
     fn tail_pages_at_any_offset_match_the_enumeration() {
         // 11 998 cuts (past the enumeration limit), with winning cuts spread through them.
         let paper = Paper::new(vec![Piece { width: 6000, height: 6000 }]).unwrap();
-        let mut solver = SearchContext::in_memory();
-        let first = analyze(&paper, 0, 1, &mut solver).unwrap();
+        let mut context = SearchContext::in_memory();
+        let first = analyze(&paper, 0, 1, &mut context).unwrap();
         assert!(first.total_moves > ENUMERATION_LIMIT);
         let moves = paper.moves();
         let values: Vec<_> =
-            moves.iter().map(|mv| (mv, paper.play_unchecked(&mv).value(&mut solver).unwrap())).collect();
+            moves.iter().map(|mv| (mv, paper.play_unchecked(&mv).value(&mut context).unwrap())).collect();
         let winning: Vec<_> = values.iter().filter(|(_, v)| v.outcome() == Outcome::PreviousPlayerWins).collect();
         let others: Vec<_> = values.iter().filter(|(_, v)| v.outcome() != Outcome::PreviousPlayerWins).collect();
         assert_eq!(first.winning_moves, winning.len() as u128);
         assert!(winning.len() > 10, "the test needs winning moves among the others");
         let listing: Vec<_> = winning.into_iter().chain(others).copied().collect();
         for offset in [0, 1, first.winning_moves - 1, first.winning_moves, 1234, 7777, first.total_moves - 5] {
-            let page = analyze(&paper, offset, 40, &mut solver).unwrap();
+            let page = analyze(&paper, offset, 40, &mut context).unwrap();
             let expected: Vec<_> = listing.iter().skip(offset as usize).take(40).collect();
             let got: Vec<_> = page.moves.iter().map(|m| (m.mv, m.value)).collect();
             assert_eq!(got.len(), expected.len(), "from {offset}");
             assert!(got.iter().zip(expected).all(|(a, b)| a == b), "from {offset}");
         }
-        let past = analyze(&paper, u128::MAX, 10, &mut solver).unwrap();
+        let past = analyze(&paper, u128::MAX, 10, &mut context).unwrap();
         assert_eq!((past.moves.len(), past.next_offset), (0, None));
         assert_eq!(
             (past.value, past.total_moves, past.winning_moves),
@@ -278,11 +278,11 @@ mod tests {
     fn deep_tail_pages_of_huge_positions_are_arithmetic() {
         let piece = Paper::new(vec![Piece { width: u64::MAX, height: u64::MAX }]).unwrap();
         // No budget: a walk through the tail would not end within the test's lifetime.
-        let mut solver = SearchContext::in_memory();
-        let first = analyze(&piece, 0, 1, &mut solver).unwrap();
+        let mut context = SearchContext::in_memory();
+        let first = analyze(&piece, 0, 1, &mut context).unwrap();
         let others = first.total_moves - first.winning_moves;
         for offset in [first.winning_moves + 100_001, first.winning_moves + others / 3, first.total_moves - 2] {
-            let page = analyze(&piece, offset, 5, &mut solver).unwrap();
+            let page = analyze(&piece, offset, 5, &mut context).unwrap();
             assert!(!page.moves.is_empty());
             assert!(page.moves.iter().all(|m| !m.is_winning() && piece.is_legal(&m.mv)), "{offset}: {page:?}");
             assert!(page.moves.windows(2).all(|w| w[0].mv < w[1].mv));

@@ -270,14 +270,14 @@ pub struct SearchContext<'a> {
 pub const DEFAULT_TABLE_LIMIT: usize = 11 << 20;
 
 impl<'a> SearchContext<'a> {
-    /// A solver with the given budget and memo and zeroed counters.
+    /// A context with the given budget and memo and zeroed counters.
     pub fn new(budget: Budget, memo: &'a dyn Memo) -> Self {
         Self { budget, stats: Stats::default(), memo, table_limit: DEFAULT_TABLE_LIMIT, learnt: None }
     }
 }
 
 impl SearchContext<'static> {
-    /// A solver with no deadline and no persistent memo.
+    /// A context with no deadline and no persistent memo.
     pub fn in_memory() -> Self {
         SearchContext::new(Budget::unlimited(), &NoMemo)
     }

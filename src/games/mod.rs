@@ -169,8 +169,8 @@ impl Game for Position {
     type Move = Move;
     type Value = SumValue;
 
-    fn value(&self, solver: &mut SearchContext) -> Result<SumValue, Interrupted> {
-        each_game!(self, game, _wrap => Ok(game.value(solver)?.widen()))
+    fn value(&self, context: &mut SearchContext) -> Result<SumValue, Interrupted> {
+        each_game!(self, game, _wrap => Ok(game.value(context)?.widen()))
     }
 
     fn moves(&self) -> MoveSet<Move> {
@@ -203,23 +203,23 @@ impl Game for Position {
         }
     }
 
-    fn moves_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<MoveSet<Move>, Interrupted> {
+    fn moves_to(&self, target: SumValue, context: &mut SearchContext) -> Result<MoveSet<Move>, Interrupted> {
         each_game!(self, game, wrap => match ComponentValue::narrow(target) {
-            Some(target) => Ok(game.moves_to(target, solver)?.map(wrap)),
+            Some(target) => Ok(game.moves_to(target, context)?.map(wrap)),
             None => Ok(MoveSet::empty()),
         })
     }
 
-    fn first_move_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<Option<Move>, Interrupted> {
+    fn first_move_to(&self, target: SumValue, context: &mut SearchContext) -> Result<Option<Move>, Interrupted> {
         each_game!(self, game, wrap => match ComponentValue::narrow(target) {
-            Some(target) => Ok(game.first_move_to(target, solver)?.map(wrap)),
+            Some(target) => Ok(game.first_move_to(target, context)?.map(wrap)),
             None => Ok(None),
         })
     }
 
-    fn best_move(&self, solver: &mut SearchContext) -> Result<(SumValue, Option<Move>), Interrupted> {
+    fn best_move(&self, context: &mut SearchContext) -> Result<(SumValue, Option<Move>), Interrupted> {
         each_game!(self, game, wrap => {
-            let (value, mv) = game.best_move(solver)?;
+            let (value, mv) = game.best_move(context)?;
             Ok((value.widen(), mv.map(wrap)))
         })
     }

@@ -23,7 +23,7 @@ pub(crate) fn page<M: 'static>(set: &MoveSet<M>, skip: u128, limit: usize) -> Ve
 ///   first move;
 /// - [`Game::best_move`] agrees with [`analysis::best_move`] on the value and wins when it can.
 pub(crate) fn assert_move_sets_match_search<G: Game + std::fmt::Debug>(position: &G, targets: &[G::Value]) {
-    let mut solver = SearchContext::in_memory();
+    let mut context = SearchContext::in_memory();
     let all = position.moves();
     let moves: Vec<G::Move> = all.iter().collect();
     assert_eq!(all.len(), moves.len() as u128, "{position:?}");
@@ -35,34 +35,34 @@ pub(crate) fn assert_move_sets_match_search<G: Game + std::fmt::Debug>(position:
     assert_eq!(all.get(all.len()), None);
     let mut wanted: Vec<G::Value> = targets.to_vec();
     for mv in &moves {
-        let reached = position.play_unchecked(mv).value(&mut solver).expect("no budget");
+        let reached = position.play_unchecked(mv).value(&mut context).expect("no budget");
         if !wanted.contains(&reached) {
             wanted.push(reached);
         }
     }
     for target in wanted {
-        let expected = moves_to_by_search(position, target, &mut solver).expect("no budget");
-        let set = position.moves_to(target, &mut solver).expect("no budget");
+        let expected = moves_to_by_search(position, target, &mut context).expect("no budget");
+        let set = position.moves_to(target, &mut context).expect("no budget");
         assert_eq!(set.len(), expected.len(), "{position:?} to {target:?}");
         for index in 0..set.len() {
             let mv = set.get(index).expect("an index below the length");
             assert!(position.is_legal(&mv), "{position:?} to {target:?}: {mv:?}");
-            let reached = position.play_unchecked(&mv).value(&mut solver).expect("no budget");
+            let reached = position.play_unchecked(&mv).value(&mut context).expect("no budget");
             assert_eq!(reached, target, "{position:?}: {mv:?}");
             assert_eq!(Some(mv), expected.get(index), "{position:?} to {target:?}: move {index}");
         }
         for skip in [0, 1, set.len() / 2, set.len().saturating_sub(1), set.len(), u128::MAX] {
             assert_eq!(page(&set, skip, 3), page(&expected, skip, 3), "{position:?} to {target:?}");
         }
-        let first = position.first_move_to(target, &mut solver).expect("no budget");
+        let first = position.first_move_to(target, &mut context).expect("no budget");
         assert_eq!(first, set.get(0), "{position:?} to {target:?}");
     }
-    let (value, best) = position.best_move(&mut solver).expect("no budget");
-    let (reference, _) = analysis::best_move(position, &mut solver).expect("no budget");
+    let (value, best) = position.best_move(&mut context).expect("no budget");
+    let (reference, _) = analysis::best_move(position, &mut context).expect("no budget");
     assert_eq!(value, reference, "{position:?}");
     match (best, value.winning_target()) {
         (Some(mv), Some(target)) => {
-            assert_eq!(position.play_unchecked(&mv).value(&mut solver), Ok(target), "{position:?}: {mv:?}")
+            assert_eq!(position.play_unchecked(&mv).value(&mut context), Ok(target), "{position:?}: {mv:?}")
         }
         (Some(mv), None) => assert!(position.is_legal(&mv), "{position:?}: {mv:?}"),
         (None, _) => assert!(moves.is_empty(), "{position:?}: no best move"),

@@ -329,7 +329,7 @@ mod tests {
 
     #[test]
     fn pairs_of_small_boxes_agree_with_brute_force() {
-        let mut solver = SearchContext::in_memory();
+        let mut context = SearchContext::in_memory();
         for s1 in 0..=30 {
             for s2 in 0..=30 {
                 let table = pair_grundy(s1, s2);
@@ -342,7 +342,7 @@ mod tests {
                             let next = position.play_unchecked(mv);
                             table[next.boxes()[0].stones as usize][next.boxes()[1].stones as usize]
                         };
-                        let (_, best) = position.best_move(&mut solver).expect("no budget");
+                        let (_, best) = position.best_move(&mut context).expect("no budget");
                         match best {
                             Some(mv) => {
                                 assert!(position.is_legal(&mv), "{position:?}: {mv:?}");
@@ -355,7 +355,7 @@ mod tests {
                             reachable[literal(&mv) as usize] = true;
                         }
                         for (t, &exists) in (0..).zip(&reachable) {
-                            let direct = position.first_move_to(t, &mut solver).expect("no budget");
+                            let direct = position.first_move_to(t, &mut context).expect("no budget");
                             assert_eq!(direct.is_some(), exists, "{position:?} to {t}");
                             if let Some(mv) = direct {
                                 assert!(position.is_legal(&mv), "{position:?}: {mv:?}");
@@ -405,7 +405,7 @@ mod tests {
     #[test]
     fn move_to_works_on_huge_boxes() {
         let mut random = SplitMix::new(1729);
-        let mut solver = SearchContext::in_memory();
+        let mut context = SearchContext::in_memory();
         for round in 0..20_000 {
             let count = 1 + round % 3;
             let list: Vec<(u64, u64)> = (0..count).map(|_| huge_box(&mut random)).collect();
@@ -415,7 +415,7 @@ mod tests {
             targets.retain(|&t| t < g);
             for t in targets {
                 let mv = position
-                    .first_move_to(t, &mut solver)
+                    .first_move_to(t, &mut context)
                     .expect("no budget")
                     .unwrap_or_else(|| panic!("{list:?}: no move to {t}"));
                 assert!(position.is_legal(&mv), "{list:?}: {mv:?}");
@@ -431,7 +431,7 @@ mod tests {
         let t = threshold(s);
         assert_eq!(box_value(s, t + 1), s - t - 1);
         let position = boxes(&[(s, t + 1)]);
-        let mv = position.first_move_to(0, &mut solver).expect("no budget");
+        let mv = position.first_move_to(0, &mut context).expect("no budget");
         assert_eq!(mv, Some(AddStones { box_index: 0, stones: s - t - 1 }));
     }
 
@@ -464,7 +464,7 @@ mod tests {
     #[test]
     fn analysis_is_consistent_on_huge_boxes() {
         let mut random = SplitMix::new(2026);
-        let mut solver = SearchContext::in_memory();
+        let mut context = SearchContext::in_memory();
         let mut several = 0;
         for round in 0..20_000 {
             let count = 1 + round % 3;
@@ -485,7 +485,7 @@ mod tests {
                         let mv = AddStones { box_index, stones };
                         assert!(position.is_legal(&mv));
                         let reached = value_of(&position.play_unchecked(&mv));
-                        let listed = position.moves_to(reached, &mut solver).map(|set| page(&set, 0, usize::MAX));
+                        let listed = position.moves_to(reached, &mut context).map(|set| page(&set, 0, usize::MAX));
                         assert!(listed.expect("no budget").contains(&mv), "{list:?}: {mv:?} to {reached}");
                         targets.push(reached);
                     }
@@ -496,17 +496,17 @@ mod tests {
             let mut counted = 0;
             for t in targets {
                 let target = t;
-                let count = position.moves_to(target, &mut solver).map(|set| set.len()).expect("no budget");
+                let count = position.moves_to(target, &mut context).map(|set| set.len()).expect("no budget");
                 counted += count;
                 let all =
-                    position.moves_to(target, &mut solver).map(|set| page(&set, 0, usize::MAX)).expect("no budget");
+                    position.moves_to(target, &mut context).map(|set| page(&set, 0, usize::MAX)).expect("no budget");
                 assert_eq!(all.len() as u128, count, "{list:?} to {t}");
                 several += usize::from(count >= 2);
                 for (k, mv) in all.iter().enumerate() {
                     assert!(position.is_legal(mv), "{list:?}: {mv:?}");
                     assert_eq!(value_of(&position.play_unchecked(mv)), target, "{list:?}: {mv:?}");
                     let window =
-                        position.moves_to(target, &mut solver).map(|set| page(&set, k as u128, 2)).expect("no budget");
+                        position.moves_to(target, &mut context).map(|set| page(&set, k as u128, 2)).expect("no budget");
                     assert_eq!(window, all[k..all.len().min(k + 2)], "{list:?} to {t} from {k}");
                 }
                 // Consecutive in move order, with nothing to the target in between when the gap is small.
@@ -520,8 +520,8 @@ mod tests {
                         }
                     }
                 }
-                assert_eq!(position.moves_to(target, &mut solver).map(|set| page(&set, count, 3)), Ok(Vec::new()));
-                assert_eq!(position.moves_to(target, &mut solver).map(|set| page(&set, u128::MAX, 3)), Ok(Vec::new()));
+                assert_eq!(position.moves_to(target, &mut context).map(|set| page(&set, count, 3)), Ok(Vec::new()));
+                assert_eq!(position.moves_to(target, &mut context).map(|set| page(&set, u128::MAX, 3)), Ok(Vec::new()));
             }
             assert!(counted <= total, "{list:?}");
         }

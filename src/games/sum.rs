@@ -158,8 +158,8 @@ impl Sum {
         &self.components
     }
 
-    fn component_values(&self, solver: &mut SearchContext) -> Result<Vec<SumValue>, Interrupted> {
-        self.components.iter().map(|component| component.value(solver)).collect()
+    fn component_values(&self, context: &mut SearchContext) -> Result<Vec<SumValue>, Interrupted> {
+        self.components.iter().map(|component| component.value(context)).collect()
     }
 
     /// For each component, the value it must move to so that the whole sum reaches `target`
@@ -194,8 +194,8 @@ impl Game for Sum {
     type Move = SumMove;
     type Value = SumValue;
 
-    fn value(&self, solver: &mut SearchContext) -> Result<SumValue, Interrupted> {
-        let values = self.component_values(solver)?;
+    fn value(&self, context: &mut SearchContext) -> Result<SumValue, Interrupted> {
+        let values = self.component_values(context)?;
         Ok(values.into_iter().fold(SumValue::Nimber(0), SumValue::plus))
     }
 
@@ -225,27 +225,28 @@ impl Game for Sum {
     /// A move to `target` changes one component: for a nimber target, the component whose nimber
     /// `v` must become `v ⊕ total ⊕ target`; for a finished target, a component won at once. So the
     /// set is the concatenation of the components' sets for those values.
-    fn moves_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<MoveSet<SumMove>, Interrupted> {
-        let values = self.component_values(solver)?;
+    fn moves_to(&self, target: SumValue, context: &mut SearchContext) -> Result<MoveSet<SumMove>, Interrupted> {
+        let values = self.component_values(context)?;
         let Some(targets) = Self::component_targets(&values, target) else {
-            return moves_to_by_search(self, target, solver);
+            return moves_to_by_search(self, target, context);
         };
         let mut moves = MoveSet::empty();
         for (component, (position, wanted)) in self.components.iter().zip(targets).enumerate() {
             if let Some(wanted) = wanted {
-                moves.append(position.moves_to(wanted, solver)?.map(move |mv| SumMove { component, mv: Box::new(mv) }));
+                moves
+                    .append(position.moves_to(wanted, context)?.map(move |mv| SumMove { component, mv: Box::new(mv) }));
             }
         }
         Ok(moves)
     }
 
-    fn first_move_to(&self, target: SumValue, solver: &mut SearchContext) -> Result<Option<SumMove>, Interrupted> {
-        let values = self.component_values(solver)?;
+    fn first_move_to(&self, target: SumValue, context: &mut SearchContext) -> Result<Option<SumMove>, Interrupted> {
+        let values = self.component_values(context)?;
         let Some(targets) = Self::component_targets(&values, target) else {
-            return Ok(moves_to_by_search(self, target, solver)?.get(0));
+            return Ok(moves_to_by_search(self, target, context)?.get(0));
         };
         for (component, (position, wanted)) in self.components.iter().zip(targets).enumerate() {
-            if let Some(mv) = wanted.map(|wanted| position.first_move_to(wanted, solver)).transpose()?.flatten() {
+            if let Some(mv) = wanted.map(|wanted| position.first_move_to(wanted, context)).transpose()?.flatten() {
                 return Ok(Some(SumMove { component, mv: Box::new(mv) }));
             }
         }

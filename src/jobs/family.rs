@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use crate::convert::{self, InvalidArgument};
 use crate::games::tetris::Board;
 use crate::games::Position;
+use crate::grpc::convert::{self, InvalidArgument};
 use crate::proto::{self, explore_request::Job as ProtoJob};
 
 /// The most boards of a `sub_boards` family (every choice of blocked cells, before deduplication).

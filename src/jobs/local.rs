@@ -26,9 +26,9 @@ use prost::Message;
 use super::{
     decode_record, decode_row, request_id, JobRecord, JobRecords, Put, StoreCondition, StoreError, StoreResult,
 };
-use crate::cache::{lock, RateLimit};
 use crate::disk::{self, guarded, Failure, Kind, OnCorrupt, OpenError, Opening};
 use crate::proto;
+use crate::sync::{lock, RateLimit};
 
 /// How the job store is named in messages about opening it.
 const JOB_STORE: disk::Described = disk::Described {

@@ -10,24 +10,9 @@ use futures_util::Stream;
 use tonic::{Request, Response, Status};
 
 use super::runner::{JobsError, Runner};
-use super::StoreError;
-use crate::calls::quoted;
 use crate::google::longrunning::{self as lro, operations_server::Operations, Operation};
+use crate::grpc::calls::quoted;
 use crate::proto;
-
-/// The status of a job error.
-fn to_status(error: JobsError) -> Status {
-    match error {
-        JobsError::InvalidArgument(error) => error.into_status(),
-        JobsError::NotFound(message) => Status::not_found(message),
-        JobsError::FailedPrecondition(message) => Status::failed_precondition(message),
-        JobsError::ResourceExhausted(message) => Status::resource_exhausted(message),
-        JobsError::AlreadyExists(message) => Status::already_exists(message),
-        JobsError::Store(error @ StoreError::Full(_)) => Status::resource_exhausted(error.to_string()),
-        JobsError::Store(error @ StoreError::Unavailable(_)) => Status::unavailable(error.to_string()),
-        JobsError::Store(error) => Status::unavailable(format!("the job store failed: {error}")),
-    }
-}
 
 /// Runs a blocking runner call on the blocking pool.
 async fn blocking<T: Send + 'static>(
@@ -36,7 +21,7 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, Status> {
     let runner = runner.clone();
     match tokio::task::spawn_blocking(move || call(&runner)).await {
-        Ok(result) => result.map_err(to_status),
+        Ok(result) => result.map_err(Status::from),
         Err(error) => Err(Status::internal(format!("the job call failed: {error}"))),
     }
 }
@@ -164,7 +149,7 @@ impl Operations for OperationsService {
     async fn wait_operation(&self, request: Request<lro::WaitOperationRequest>) -> Result<Response<Operation>, Status> {
         let request = request.into_inner();
         let timeout = match &request.timeout {
-            Some(timeout) => Some(super::family::duration_from_proto("timeout", timeout).map_err(|e| e.into_status())?),
+            Some(timeout) => Some(super::family::duration_from_proto("timeout", timeout).map_err(Status::from)?),
             None => None,
         };
         let mut changes = self.runner.changes();

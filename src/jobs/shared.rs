@@ -32,8 +32,9 @@ use std::time::Duration;
 use prost::Message;
 
 use super::{decode_record, decode_row, request_id, JobRecord, JobRecords, Put, StoreError, StoreResult};
-use crate::cache::{lock, RateLimit, SharedCacheConfig};
+use crate::cache::SharedCacheConfig;
 use crate::proto;
+use crate::sync::{lock, RateLimit};
 
 /// The shortest lease of a job: leases are renewed by the checkpointer, about once a second.
 pub const SHORTEST_JOB_LEASE: Duration = Duration::from_secs(3);

@@ -26,39 +26,64 @@ pub struct TestServer {
     _jobs_temp: Option<tempfile::TempDir>,
 }
 
+/// How a [`TestServer`] is started: `TestServer::builder()`, then what differs from the defaults (a
+/// fresh temporary data directory and job store, no extra flags, the log filtered by
+/// `NIMBER_TEST_LOG` (default `warn`) on the test's stderr), then [`Launch::start`].
+pub struct Launch<'a> {
+    data_dir: Option<&'a Path>,
+    flags: &'a [&'a str],
+    log_filter: Option<&'a str>,
+    stderr: Option<Stdio>,
+}
+
+impl<'a> Launch<'a> {
+    /// Keeps the store in `data_dir` (kept after the server stops).
+    pub fn data_dir(mut self, data_dir: &'a Path) -> Self {
+        self.data_dir = Some(data_dir);
+        self
+    }
+
+    /// Extra `serve` flags (a fresh temporary job store is added unless `--jobs-dir` is among them).
+    pub fn flags(mut self, flags: &'a [&'a str]) -> Self {
+        self.flags = flags;
+        self
+    }
+
+    /// Sends the log (filtered by `NIMBER_TEST_LOG`, default `warn`) to `stderr`.
+    pub fn stderr(mut self, stderr: impl Into<Stdio>) -> Self {
+        self.stderr = Some(stderr.into());
+        self
+    }
+
+    /// Logs with filter `rust_log` into the file `log` (created; stderr is then not a terminal).
+    pub fn log(mut self, rust_log: &'a str, log: &Path) -> Self {
+        self.log_filter = Some(rust_log);
+        self.stderr = Some(std::fs::File::create(log).expect("the log file").into());
+        self
+    }
+
+    /// Starts the server; panics if it exits instead of listening.
+    pub fn start(self) -> TestServer {
+        self.try_start().unwrap_or_else(|exited| panic!("{exited}"))
+    }
+
+    /// Starts the server; `Err` with how it ended when it exits instead of listening.
+    pub fn try_start(self) -> Result<TestServer, Exited> {
+        let temp = self.data_dir.is_none().then(|| tempfile::tempdir().expect("a temporary directory"));
+        let data_dir = self.data_dir.unwrap_or_else(|| temp.as_ref().unwrap().path());
+        let env_filter = std::env::var("NIMBER_TEST_LOG").unwrap_or_else(|_| "warn".into());
+        let log_filter = self.log_filter.unwrap_or(&env_filter);
+        let mut server =
+            TestServer::spawn(data_dir, self.flags, log_filter, self.stderr.unwrap_or_else(Stdio::inherit))?;
+        server._temp = temp;
+        Ok(server)
+    }
+}
+
 impl TestServer {
-    /// A server on a fresh temporary data directory.
-    pub fn start() -> Self {
-        Self::start_with(&[])
-    }
-
-    /// A server on `data_dir` with extra `serve` flags (and a fresh temporary job store unless
-    /// `--jobs-dir` is among them).
-    pub fn start_in(data_dir: &Path, flags: &[&str]) -> Self {
-        Self::start_in_logging(data_dir, flags, Stdio::inherit())
-    }
-
-    /// A server on `data_dir` with extra `serve` flags, its stderr (the log, filtered by
-    /// `NIMBER_TEST_LOG`, default `warn`) sent to `stderr`.
-    pub fn start_in_logging(data_dir: &Path, flags: &[&str], stderr: impl Into<Stdio>) -> Self {
-        let log_filter = std::env::var("NIMBER_TEST_LOG").unwrap_or_else(|_| "warn".into());
-        Self::spawn(data_dir, flags, &log_filter, stderr.into()).unwrap_or_else(|exited| panic!("{exited}"))
-    }
-
-    /// A server on a fresh temporary data directory with extra `serve` flags, logging with filter
-    /// `rust_log` into the file `log` (stderr is then not a terminal).
-    pub fn start_logging(flags: &[&str], rust_log: &str, log: &Path) -> Self {
-        let temp = tempfile::tempdir().expect("a temporary directory");
-        let mut server = Self::try_start(temp.path(), flags, rust_log, log).unwrap_or_else(|exited| panic!("{exited}"));
-        server._temp = Some(temp);
-        server
-    }
-
-    /// A server on `data_dir` with extra `serve` flags, logging with filter `rust_log` into the file
-    /// `log`; `Err` with how it ended when it exits instead of listening.
-    pub fn try_start(data_dir: &Path, flags: &[&str], rust_log: &str, log: &Path) -> Result<Self, Exited> {
-        let stderr = std::fs::File::create(log).expect("the log file");
-        Self::spawn(data_dir, flags, rust_log, stderr.into())
+    /// How to start a server: see [`Launch`].
+    pub fn builder<'a>() -> Launch<'a> {
+        Launch { data_dir: None, flags: &[], log_filter: None, stderr: None }
     }
 
     fn spawn(data_dir: &Path, flags: &[&str], rust_log: &str, stderr: Stdio) -> Result<Self, Exited> {
@@ -103,14 +128,6 @@ impl TestServer {
             _temp: None,
             _jobs_temp: jobs_temp,
         })
-    }
-
-    /// A server on a fresh temporary data directory with extra `serve` flags.
-    pub fn start_with(flags: &[&str]) -> Self {
-        let temp = tempfile::tempdir().expect("a temporary directory");
-        let mut server = Self::start_in(temp.path(), flags);
-        server._temp = Some(temp);
-        server
     }
 
     /// `host:port` the server listens on.
@@ -175,7 +192,7 @@ pub fn assert_refuses_to_start(data_dir: &Path, flags: &[&str], reason: &str) ->
 pub fn assert_refuses_to_start_saying(data_dir: &Path, flags: &[&str], expected: &str, reason: &str) -> String {
     let logs = tempfile::tempdir().expect("a temporary directory");
     let log = logs.path().join("stderr");
-    let Err(exited) = TestServer::try_start(data_dir, flags, "warn", &log) else {
+    let Err(exited) = TestServer::builder().data_dir(data_dir).flags(flags).log("warn", &log).try_start() else {
         panic!("the server started on {}", data_dir.display());
     };
     let stderr = std::fs::read_to_string(&log).unwrap_or_default();
@@ -275,7 +292,7 @@ pub fn solve_request(position: nimber::proto::Position) -> nimber::proto::SolveR
 /// The engine's own value of a position, computed in this process with no cache.
 pub fn engine_value(position: &nimber::proto::Position) -> nimber::games::sum::SumValue {
     use nimber::games::Game;
-    let domain = nimber::convert::position_from_proto(Some(position.clone())).expect("a valid position");
+    let domain = nimber::grpc::convert::position_from_proto(Some(position.clone())).expect("a valid position");
     domain.value(&mut nimber::games::SearchContext::in_memory()).expect("no budget")
 }
 

@@ -332,7 +332,7 @@ pub fn value_without_search(set: BoardPlacements, lookup: &dyn Fn(&[u8]) -> Opti
     Some((value, found))
 }
 
-/// One solve: the solver (budget, statistics, memo) and what it has learnt about components.
+/// One solve: the context (budget, statistics, memo) and what it has learnt about components.
 ///
 /// The search is the Lemoine–Viennot one: rather than the value of every option, it asks "has
 /// this component the value `t`?", i.e. "is it plus a nim heap of `t` a P-position?". A component
@@ -344,7 +344,7 @@ pub fn value_without_search(set: BoardPlacements, lookup: &dyn Fn(&[u8]) -> Opti
 /// by their XOR, so a component is often dismissed without ever being solved. Options are tried
 /// cheapest first (those removing the most placements), one per class under the component's
 /// symmetries. What is learnt (exact values, values some option is known to have) is kept per
-/// canonical component, in tables that together hold at most `solver.table_limit` entries'
+/// canonical component, in tables that together hold at most `context.table_limit` entries'
 /// worth of bytes ([`TABLE_ENTRY_BYTES`] each) and keep the costliest entries when full.
 ///
 /// **Values fit a byte.** A component of `n` placements has `n` options, which take at most `n`
@@ -353,7 +353,7 @@ pub fn value_without_search(set: BoardPlacements, lookup: &dyn Fn(&[u8]) -> Opti
 /// a `u8`, and the search for the least value no option has ends by `n` at the latest: if every
 /// value below `n` is an option's, the value is `n`.
 pub struct Engine<'s, 'a> {
-    solver: &'s mut SearchContext<'a>,
+    context: &'s mut SearchContext<'a>,
     learnt: Learnt,
     spare: Spare,
     /// Whether the persistent memo remembers anything (if not, no key is built for it).
@@ -362,17 +362,17 @@ pub struct Engine<'s, 'a> {
 }
 
 impl<'s, 'a> Engine<'s, 'a> {
-    /// An engine that knows what earlier solves through `solver` learnt (nothing, the first time).
-    pub fn new(solver: &'s mut SearchContext<'a>) -> Self {
-        let learnt = match solver.learnt.take().map(|learnt| learnt.downcast::<Learnt>()) {
+    /// An engine that knows what earlier solves through `context` learnt (nothing, the first time).
+    pub fn new(context: &'s mut SearchContext<'a>) -> Self {
+        let learnt = match context.learnt.take().map(|learnt| learnt.downcast::<Learnt>()) {
             Some(Ok(learnt)) => *learnt,
             _ => Learnt {
                 tables: Tables::default(),
-                table_room: solver.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize),
+                table_room: context.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize),
             },
         };
-        let memo_remembers = solver.memo.remembers();
-        Engine { solver, learnt, spare: Spare::default(), memo_remembers, nodes: 0 }
+        let memo_remembers = context.memo.remembers();
+        Engine { context, learnt, spare: Spare::default(), memo_remembers, nodes: 0 }
     }
 
     /// The value of a set of placements (the XOR of its components' values); the components
@@ -381,8 +381,8 @@ impl<'s, 'a> Engine<'s, 'a> {
     /// Concurrent solves share top-level components through the memo's single flight: one solve
     /// computes a component, the others wait for its value.
     pub fn value_of_board(&mut self, set: BoardPlacements) -> Result<u64, Interrupted> {
-        let memo = self.solver.memo;
-        let budget = self.solver.budget.clone();
+        let memo = self.context.memo;
+        let budget = self.context.budget.clone();
         let mut value = 0;
         for part in set.components() {
             let kind = kind_of(part);
@@ -397,7 +397,7 @@ impl<'s, 'a> Engine<'s, 'a> {
             let (part_value, found) = memo.get_or_compute(GameTag::Tetris, &key, &budget, &mut compute)?;
             value ^= match (found, trusted(part_value, part.len())) {
                 (true, Some(stored)) => {
-                    self.solver.stats.cache_hits += 1;
+                    self.context.stats.cache_hits += 1;
                     u64::from(stored)
                 }
                 (true, None) => u64::from(self.value(&kind, Memoize::Always)?),
@@ -443,7 +443,7 @@ impl<'s, 'a> Engine<'s, 'a> {
             return known;
         }
         let stored = if persistent && self.memo_remembers {
-            self.solver.memo.get(GameTag::Tetris, &key.memo_key())
+            self.context.memo.get(GameTag::Tetris, &key.memo_key())
         } else {
             None
         };
@@ -463,10 +463,10 @@ impl<'s, 'a> Engine<'s, 'a> {
         let persistent = memoize == Memoize::Always || size >= MEMO_MIN_PLACEMENTS;
         let mut known = self.recall(key, persistent);
         if let Some(value) = known.exact() {
-            self.solver.stats.cache_hits += 1;
+            self.context.stats.cache_hits += 1;
             if memoize == Memoize::Always && self.memo_remembers {
                 // Known from this solve: what it cost is not known here (the memo keeps the larger).
-                self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), 0);
+                self.context.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), 0);
             }
             return Ok(value);
         }
@@ -487,7 +487,7 @@ impl<'s, 'a> Engine<'s, 'a> {
         let persistent = key.len() >= MEMO_MIN_PLACEMENTS;
         let mut known = self.recall(key, persistent);
         if let Some(value) = known.exact() {
-            self.solver.stats.cache_hits += 1;
+            self.context.stats.cache_hits += 1;
             return Ok(Answer::Value(value));
         }
         if known.has_option_of(target) {
@@ -556,12 +556,12 @@ impl<'s, 'a> Engine<'s, 'a> {
     /// Record the value of a component found by a search that started at `work_before`, here
     /// and, if it is worth it, in the persistent memo.
     fn settled<S: Shape>(&mut self, key: S, value: u8, work_before: u64, memoize: Memoize) {
-        self.solver.stats.positions_computed += 1;
+        self.context.stats.positions_computed += 1;
         let work = self.nodes - work_before;
         self.remember(key, Knowledge::known(value).with_cost(work));
         let costly = key.len() >= MEMO_MIN_PLACEMENTS && work >= MEMO_MIN_WORK;
         if (memoize == Memoize::Always || costly) && self.memo_remembers {
-            self.solver.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), work);
+            self.context.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), work);
         }
     }
 
@@ -579,7 +579,7 @@ impl<'s, 'a> Engine<'s, 'a> {
         for (&(played, rest), slot) in options.iter().zip(reduced.iter_mut()) {
             self.nodes += 1;
             if self.nodes.is_multiple_of(CHECK_INTERVAL) {
-                self.solver.budget.check()?;
+                self.context.budget.check()?;
             }
             let option = match slot {
                 Some(option) => option,
@@ -635,7 +635,7 @@ impl<'s, 'a> Engine<'s, 'a> {
         }
         for slot in searched.iter_mut().take(count) {
             if let Some(value) = slot.as_ref().and_then(|(kind, _)| self.known_value(kind)) {
-                self.solver.stats.cache_hits += 1;
+                self.context.stats.cache_hits += 1;
                 others ^= u64::from(value);
                 *slot = None;
             }
@@ -671,6 +671,6 @@ impl<'s, 'a> Engine<'s, 'a> {
 impl Drop for Engine<'_, '_> {
     /// Leaves what was learnt in the context, for its next solve.
     fn drop(&mut self) {
-        self.solver.learnt = Some(Box::new(std::mem::take(&mut self.learnt)));
+        self.context.learnt = Some(Box::new(std::mem::take(&mut self.learnt)));
     }
 }

@@ -14,9 +14,9 @@
 //!   (`band`), 256 bits up to 16×16, 1024 bits when longer (a board with a side over 17).
 //! * A component is keyed by its canonical form: translated to the origin, least of its 8 images
 //!   under the symmetries of the square. Equal components, wherever and however turned, share one
-//!   entry of the per-solve table (`table`, bounded by `solver.table_limit`, keeping the costliest
+//!   entry of the per-solve table (`table`, bounded by `context.table_limit`, keeping the costliest
 //!   entries when full) and of the persistent
-//!   memo (`solver.memo`, tag [`GameTag::Tetris`](crate::games::GameTag::Tetris)); options a
+//!   memo (`context.memo`, tag [`GameTag::Tetris`](crate::games::GameTag::Tetris)); options a
 //!   symmetry of the component maps onto each other are tried once.
 //! * Single placements and straight lines are Node Kayles on a path (octal game 0.137); every set
 //!   inside 4×6 (or 6×4) placements comes from a table of all 2^24 of them, built into the
@@ -312,8 +312,8 @@ impl Game for Board {
     type Move = Placement;
     type Value = Nimber;
 
-    fn value(&self, solver: &mut SearchContext) -> Result<Nimber, Interrupted> {
-        let mut engine = Engine::new(solver);
+    fn value(&self, context: &mut SearchContext) -> Result<Nimber, Interrupted> {
+        let mut engine = Engine::new(context);
         engine.value_of_board(self.placements())
     }
 
@@ -344,15 +344,15 @@ impl Game for Board {
     }
 
     /// Stops at the first placement found, evaluating only the component it is in.
-    fn first_move_to(&self, target: Nimber, solver: &mut SearchContext) -> Result<Option<Placement>, Interrupted> {
-        let mut engine = Engine::new(solver);
+    fn first_move_to(&self, target: Nimber, context: &mut SearchContext) -> Result<Option<Placement>, Interrupted> {
+        let mut engine = Engine::new(context);
         let (parts, total) = self.component_values(&mut engine)?;
         self.placement_to(target, &parts, total, &mut engine)
     }
 
     /// Computes the components' values once, for the value and the winning placement both.
-    fn best_move(&self, solver: &mut SearchContext) -> Result<(Nimber, Option<Placement>), Interrupted> {
-        let mut engine = Engine::new(solver);
+    fn best_move(&self, context: &mut SearchContext) -> Result<(Nimber, Option<Placement>), Interrupted> {
+        let mut engine = Engine::new(context);
         let (parts, total) = self.component_values(&mut engine)?;
         let mv = if total == 0 { self.moves().get(0) } else { self.placement_to(0, &parts, total, &mut engine)? };
         Ok((total, mv))

@@ -30,8 +30,8 @@ fn full(height: usize, width: usize) -> Board {
 }
 
 fn value(board: &Board) -> u64 {
-    let mut solver = SearchContext::in_memory();
-    board.value(&mut solver).expect("no deadline").nimber().expect("normal play")
+    let mut context = SearchContext::in_memory();
+    board.value(&mut context).expect("no deadline").nimber().expect("normal play")
 }
 
 /// A number in `0..n`.
@@ -298,10 +298,10 @@ fn best_move_and_move_to_reach_their_targets() {
         boards.push(Board::new(&rows_of(height, width, free)).expect("generated boards are valid"));
     }
     for board in boards {
-        let mut solver = SearchContext::in_memory();
-        let (v, mv) = board.best_move(&mut solver).expect("no deadline");
+        let mut context = SearchContext::in_memory();
+        let (v, mv) = board.best_move(&mut context).expect("no deadline");
         let g = v.nimber().expect("normal play");
-        assert_eq!(g, board.value(&mut solver).expect("no deadline"));
+        assert_eq!(g, board.value(&mut context).expect("no deadline"));
         match mv {
             None => assert_eq!(board.moves().len(), 0),
             Some(mv) => {
@@ -313,7 +313,7 @@ fn best_move_and_move_to_reach_their_targets() {
             }
         }
         for target in 0..g {
-            let mv = board.first_move_to(target, &mut solver).expect("no deadline");
+            let mv = board.first_move_to(target, &mut context).expect("no deadline");
             let mv = mv.expect("every smaller value is an option");
             assert_eq!(value(&board.play_unchecked(&mv)), target);
         }
@@ -578,11 +578,11 @@ fn boards_whose_components_are_memoized_are_valued_without_search() {
         let memo = FakeMemo::default();
         let lookup = |key: &[u8]| memo.get(GameTag::Tetris, key);
         let before = board.value_without_search(&lookup);
-        let mut solver = SearchContext::new(Budget::unlimited(), &memo);
-        let expected = board.value(&mut solver).expect("no deadline");
+        let mut context = SearchContext::new(Budget::unlimited(), &memo);
+        let expected = board.value(&mut context).expect("no deadline");
         // Before the solve only boards without searched components are known; after it every one is,
         // with the solve's value, and with one lookup per memoized top-level component.
-        if solver.stats.positions_computed > 0 {
+        if context.stats.positions_computed > 0 {
             assert_eq!(before, None, "{:?}", board.rows());
         } else if let Some((value, _)) = before {
             assert_eq!(value, expected);

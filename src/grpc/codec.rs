@@ -3,7 +3,7 @@
 //! decode `INVALID_ARGUMENT` (prost's own codec answers `INTERNAL`), and checks a Solver request's size
 //! limits on its wire form BEFORE prost builds anything, so that a request over the limits costs a scan
 //! of its bytes and nothing more. (Services whose code is not generated here, health and reflection, get
-//! the same code from the call layer, [`crate::calls`].)
+//! the same code from the call layer, [`crate::grpc::calls`].)
 //!
 //! The scan walks the protobuf wire format without allocating. It knows the field numbers of
 //! `Position`, `Sum` and the lists that hold a game's items (`Cutting.pieces`, `StoneBoxes.boxes`,
@@ -12,7 +12,7 @@
 //! - game positions (the components after flattening) against [`sum::MAX_COMPONENTS`],
 //! - the nesting of sums against [`sum::MAX_DEPTH`].
 //!
-//! These are the limits [`crate::convert`] enforces on a decoded message too, with the same messages.
+//! These are the limits [`crate::grpc::convert`] enforces on a decoded message too, with the same messages.
 //! A request over one of them, or a body that is not a valid protobuf message of the request type,
 //! is answered `INVALID_ARGUMENT` naming the field and the limit. In SolveStream each item is one
 //! request; an item rejected here ends the stream with that status (tonic cannot resume a stream
@@ -31,9 +31,9 @@ use prost::Message;
 use tonic::codec::{Codec, DecodeBuf, Decoder};
 use tonic::{Code, Status};
 
-use crate::convert::InvalidArgument;
 use crate::games::{sum, too_many_items, MAX_ITEMS};
 use crate::google::longrunning as lro;
+use crate::grpc::convert::InvalidArgument;
 use crate::proto;
 
 /// A message this codec decodes: the service's requests, checked before decoding, and (in the
@@ -177,7 +177,7 @@ impl<U: Checked> Decoder for CheckedDecoder<U> {
 
 fn rejected(error: InvalidArgument) -> Status {
     tracing::debug!(message = %error, "request rejected while decoding");
-    error.into_status()
+    error.into()
 }
 
 /// Checks an encoded request (field 1 is its `position` in every request type) against the limits.
@@ -468,7 +468,7 @@ impl<'a> Iterator for Fields<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::position_from_proto;
+    use crate::grpc::convert::position_from_proto;
     use proto::position::Game as P;
 
     fn cutting(pieces: usize) -> proto::Position {

@@ -2,7 +2,7 @@
 //! a cap on open connections (at the cap the loop stops accepting until one closes), a back-off on
 //! accept errors (EMFILE and the like) instead of a busy loop, `TCP_NODELAY` and TCP keepalive on
 //! every socket, and connections closed when they send no complete HTTP/2 preface in time or stay
-//! idle (no call open) too long. With TLS ([`crate::tls`]) the handshakes run concurrently with
+//! idle (no call open) too long. With TLS ([`crate::grpc::tls`]) the handshakes run concurrently with
 //! the accept loop; the handshake timeout covers the TLS handshake and the HTTP/2 preface after it.
 //! At the cap a listener either waits for a connection to close, or closes the one that has waited
 //! longest without starting a call ([`AtCap`]). On HTTP/2 connections the frames the server writes
@@ -27,8 +27,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
 use tokio_rustls::server::TlsStream;
 
+use crate::grpc::tls::{Protocol, ServerTls};
 use crate::metrics::Metrics;
-use crate::tls::{Protocol, ServerTls};
 
 /// The client connection preface of HTTP/2 is 24 bytes (RFC 9113, section 3.4).
 pub const HTTP2_PREFACE_BYTES: u64 = 24;
@@ -187,7 +187,7 @@ async fn accept(listener: &TcpListener, slots: &Slots, config: &AcceptConfig, me
 async fn secure(accepted: Accepted, config: AcceptConfig) -> Option<Connection> {
     let Accepted { stream, remote, slot, activity, handshake_deadline } = accepted;
     let stream = match &config.tls {
-        None => Bytes::Plain(stream),
+        None => PlainOrTls::Plain(stream),
         Some(tls) => {
             let handshake = tls.acceptor(config.protocol).accept(stream);
             let deadline = async {
@@ -198,9 +198,9 @@ async fn secure(accepted: Accepted, config: AcceptConfig) -> Option<Connection> 
             };
             tokio::select! {
                 outcome = handshake => match outcome {
-                    Ok(stream) => Bytes::Tls(Box::new(stream)),
+                    Ok(stream) => PlainOrTls::Tls(Box::new(stream)),
                     Err(error) => {
-                        crate::tls::handshake_failed(&error, remote, config.listener, &slot.metrics);
+                        crate::grpc::tls::handshake_failed(&error, remote, config.listener, &slot.metrics);
                         return None;
                     }
                 },
@@ -323,7 +323,7 @@ impl Drop for Slot {
 }
 
 /// The bytes of a connection: plaintext, or TLS over TCP.
-enum Bytes {
+enum PlainOrTls {
     Plain(TcpStream),
     Tls(Box<TlsStream<TcpStream>>),
 }
@@ -332,7 +332,7 @@ enum Bytes {
 /// the idle timeout passes, or when it is displaced (its reads fail with `TimedOut`, which ends
 /// the HTTP connection).
 pub struct Connection {
-    stream: Bytes,
+    stream: PlainOrTls,
     info: ConnectionInfo,
     /// Bytes read after TLS (if any): the HTTP/2 preface is counted in plaintext.
     bytes_read: u64,
@@ -347,7 +347,7 @@ pub struct Connection {
 
 impl Connection {
     fn new(
-        stream: Bytes,
+        stream: PlainOrTls,
         remote: SocketAddr,
         slot: Slot,
         activity: Arc<ConnectionActivity>,
@@ -480,20 +480,20 @@ impl AsyncWrite for Connection {
     }
 }
 
-impl AsyncRead for Bytes {
+impl AsyncRead for PlainOrTls {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Bytes::Plain(stream) => Pin::new(stream).poll_read(cx, buf),
-            Bytes::Tls(stream) => Pin::new(stream.as_mut()).poll_read(cx, buf),
+            PlainOrTls::Plain(stream) => Pin::new(stream).poll_read(cx, buf),
+            PlainOrTls::Tls(stream) => Pin::new(stream.as_mut()).poll_read(cx, buf),
         }
     }
 }
 
-impl AsyncWrite for Bytes {
+impl AsyncWrite for PlainOrTls {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match self.get_mut() {
-            Bytes::Plain(stream) => Pin::new(stream).poll_write(cx, buf),
-            Bytes::Tls(stream) => Pin::new(stream.as_mut()).poll_write(cx, buf),
+            PlainOrTls::Plain(stream) => Pin::new(stream).poll_write(cx, buf),
+            PlainOrTls::Tls(stream) => Pin::new(stream.as_mut()).poll_write(cx, buf),
         }
     }
 
@@ -503,29 +503,29 @@ impl AsyncWrite for Bytes {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
-            Bytes::Plain(stream) => Pin::new(stream).poll_write_vectored(cx, bufs),
-            Bytes::Tls(stream) => Pin::new(stream.as_mut()).poll_write_vectored(cx, bufs),
+            PlainOrTls::Plain(stream) => Pin::new(stream).poll_write_vectored(cx, bufs),
+            PlainOrTls::Tls(stream) => Pin::new(stream.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
 
     fn is_write_vectored(&self) -> bool {
         match self {
-            Bytes::Plain(stream) => stream.is_write_vectored(),
-            Bytes::Tls(stream) => stream.is_write_vectored(),
+            PlainOrTls::Plain(stream) => stream.is_write_vectored(),
+            PlainOrTls::Tls(stream) => stream.is_write_vectored(),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Bytes::Plain(stream) => Pin::new(stream).poll_flush(cx),
-            Bytes::Tls(stream) => Pin::new(stream.as_mut()).poll_flush(cx),
+            PlainOrTls::Plain(stream) => Pin::new(stream).poll_flush(cx),
+            PlainOrTls::Tls(stream) => Pin::new(stream.as_mut()).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Bytes::Plain(stream) => Pin::new(stream).poll_shutdown(cx),
-            Bytes::Tls(stream) => Pin::new(stream.as_mut()).poll_shutdown(cx),
+            PlainOrTls::Plain(stream) => Pin::new(stream).poll_shutdown(cx),
+            PlainOrTls::Tls(stream) => Pin::new(stream.as_mut()).poll_shutdown(cx),
         }
     }
 }

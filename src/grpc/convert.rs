@@ -11,7 +11,6 @@ use crate::games::{
 };
 use crate::proto;
 use proto::position::Game as ProtoGame;
-use tonic_types::{ErrorDetails, StatusExt};
 
 /// A request that is not acceptable: the field at fault (its protobuf path, e.g.
 /// `cutting.pieces[1].width`) and a readable message that names it and the limit. The service
@@ -46,18 +45,6 @@ impl InvalidArgument {
     /// field path and the message.
     pub fn within(self, prefix: &str) -> Self {
         InvalidArgument { field: format!("{prefix}{}", self.field), message: format!("{prefix}{}", self.message) }
-    }
-}
-
-impl InvalidArgument {
-    /// The status `INVALID_ARGUMENT` with the message and a `google.rpc.BadRequest` naming the field
-    /// (none when no field is at fault).
-    pub fn into_status(self) -> tonic::Status {
-        if self.field.is_empty() {
-            return tonic::Status::invalid_argument(self.message);
-        }
-        let details = ErrorDetails::with_bad_request_violation(self.field, self.message.clone());
-        tonic::Status::with_error_details(tonic::Code::InvalidArgument, self.message, details)
     }
 }
 
@@ -242,34 +229,49 @@ pub fn stats_to_proto(stats: Stats, elapsed: std::time::Duration) -> proto::Stat
     }
 }
 
-/// The page of an Analyze request: where it starts (from `page_token`) and how many moves it lists.
-pub fn page_from_proto(limit: u32, page_token: &str) -> Result<(u128, usize), InvalidArgument> {
-    let limit = match limit as usize {
-        0 => analysis::DEFAULT_LIMIT,
-        limit if limit > analysis::MAX_LIMIT => {
-            return Err(InvalidArgument::field(
-                "limit",
-                format!("({limit}) exceeds the maximum of {}", analysis::MAX_LIMIT),
-            ))
-        }
-        limit => limit,
-    };
-    let offset = if page_token.is_empty() {
-        0
-    } else {
-        page_token
-            .strip_prefix(PAGE_TOKEN_PREFIX)
-            .and_then(|offset| offset.parse().ok())
-            .ok_or_else(|| InvalidArgument::field("page_token", "is not a next_page_token of this server"))?
-    };
+/// The answer of Solve (and of a `solve` job): `value`'s outcome and nimber, with the statistics.
+pub fn solve_response(value: SumValue, stats: Stats, elapsed: std::time::Duration) -> proto::SolveResponse {
+    proto::SolveResponse {
+        outcome: outcome_to_proto(value) as i32,
+        grundy: value.nimber(),
+        stats: Some(stats_to_proto(stats, elapsed)),
+        id: String::new(),
+        error: None,
+    }
+}
+
+/// The answer of BestMove (and of a `best_move` job): `value`, the best move if any with the
+/// position after it, and the statistics.
+pub fn best_move_response(
+    value: SumValue,
+    best: Option<(Move, Position)>,
+    stats: Stats,
+    elapsed: std::time::Duration,
+) -> proto::BestMoveResponse {
+    let (mv, after) = best.unzip();
+    proto::BestMoveResponse {
+        outcome: outcome_to_proto(value) as i32,
+        grundy: value.nimber(),
+        r#move: mv.as_ref().map(move_to_proto),
+        after: after.as_ref().map(position_to_proto),
+        stats: Some(stats_to_proto(stats, elapsed)),
+    }
+}
+
+/// The page of an Analyze request of the position encoded as `query`: where it starts (from
+/// `page_token`) and how many moves it lists (`limit`, by [`crate::page::page_size`]).
+pub fn page_from_proto(limit: u32, page_token: &str, query: &[u8]) -> Result<(u128, usize), InvalidArgument> {
+    let limit = crate::page::page_size(limit as usize, analysis::DEFAULT_LIMIT, analysis::MAX_LIMIT);
+    let offset = crate::page::start_number::<16>(page_token, query)?.map_or(0, u128::from_be_bytes);
     Ok((offset, limit))
 }
 
-/// Page tokens are this prefix followed by the offset in decimal.
-const PAGE_TOKEN_PREFIX: &str = "offset:";
-
-/// The protobuf form of an analysis.
-pub fn analysis_to_proto(analysis: &Analysis<Move, SumValue>, stats: proto::Stats) -> proto::AnalyzeResponse {
+/// The protobuf form of an analysis of the position encoded as `query`.
+pub fn analysis_to_proto(
+    analysis: &Analysis<Move, SumValue>,
+    query: &[u8],
+    stats: proto::Stats,
+) -> proto::AnalyzeResponse {
     let saturate = |count: u128| u64::try_from(count).unwrap_or(u64::MAX);
     proto::AnalyzeResponse {
         outcome: outcome_to_proto(analysis.value) as i32,
@@ -288,7 +290,10 @@ pub fn analysis_to_proto(analysis: &Analysis<Move, SumValue>, stats: proto::Stat
         winning_moves: saturate(analysis.winning_moves),
         total_moves_exact: analysis.total_moves.to_string(),
         winning_moves_exact: analysis.winning_moves.to_string(),
-        next_page_token: analysis.next_offset.map(|offset| format!("{PAGE_TOKEN_PREFIX}{offset}")).unwrap_or_default(),
+        next_page_token: analysis
+            .next_offset
+            .map(|offset| crate::page::token(query, &offset.to_be_bytes()))
+            .unwrap_or_default(),
         stats: Some(stats),
     }
 }

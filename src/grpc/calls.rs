@@ -15,9 +15,9 @@ use http::HeaderMap;
 use http_body::Frame;
 use tonic::{Code, Status};
 
+use crate::grpc::transport::{ConnectionInfo, OpenCall};
 use crate::logging;
 use crate::metrics::Metrics;
-use crate::transport::{ConnectionInfo, OpenCall};
 
 /// The `rpc` label of each method served, by request path; any other path is `unknown` (paths
 /// come from clients, and labels must stay few).
@@ -123,7 +123,7 @@ fn check_grpc_timeout(headers: &HeaderMap) -> Result<(), Status> {
 /// `--max-message-bytes` is RESOURCE_EXHAUSTED (as the gRPC spec says; tonic answers OUT_OF_RANGE),
 /// and a frame with an invalid compression flag or a body that does not decode is INVALID_ARGUMENT
 /// (tonic answers INTERNAL). The bodies of the services generated here are decoded by
-/// [`crate::codec`], which says so itself; tonic-health's decode with prost's codec, whose error
+/// [`crate::grpc::codec`], which says so itself; tonic-health's decode with prost's codec, whose error
 /// this recognizes.
 fn client_mistake(status: &Status) -> Option<Code> {
     let message = status.message();
@@ -304,6 +304,30 @@ impl http_body::Body for CallBody {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.inner.size_hint()
+    }
+}
+
+/// The canonical name of a status code, e.g. `INVALID_ARGUMENT`.
+pub fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code::*;
+    match code {
+        Ok => "OK",
+        Cancelled => "CANCELLED",
+        Unknown => "UNKNOWN",
+        InvalidArgument => "INVALID_ARGUMENT",
+        DeadlineExceeded => "DEADLINE_EXCEEDED",
+        NotFound => "NOT_FOUND",
+        AlreadyExists => "ALREADY_EXISTS",
+        PermissionDenied => "PERMISSION_DENIED",
+        ResourceExhausted => "RESOURCE_EXHAUSTED",
+        FailedPrecondition => "FAILED_PRECONDITION",
+        Aborted => "ABORTED",
+        OutOfRange => "OUT_OF_RANGE",
+        Unimplemented => "UNIMPLEMENTED",
+        Internal => "INTERNAL",
+        Unavailable => "UNAVAILABLE",
+        DataLoss => "DATA_LOSS",
+        Unauthenticated => "UNAUTHENTICATED",
     }
 }
 

@@ -1,6 +1,6 @@
-//! Wiring: the listener (through [`crate::transport`]'s bounded accept loop), HTTP/2 limits, the
+//! Wiring: the listener (through [`crate::grpc::transport`]'s bounded accept loop), HTTP/2 limits, the
 //! `nimber.v1.Solver` service, gRPC reflection (v1 and v1alpha), health, the call layer
-//! ([`crate::calls`]), and graceful shutdown (health NOT_SERVING, stop accepting, finish in-flight
+//! ([`crate::grpc::calls`]), and graceful shutdown (health NOT_SERVING, stop accepting, finish in-flight
 //! calls, flush the store).
 
 use std::future::Future;
@@ -11,13 +11,14 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
+use super::metrics_endpoint;
 use crate::cache::{OnCorrupt, SharedCache, SharedCacheConfig, Store, StoreOptions};
-use crate::calls::CallLayer;
-use crate::metrics::{self, Metrics};
+use crate::grpc::calls::CallLayer;
+use crate::grpc::service::{ServiceState, SolverService};
+use crate::grpc::tls::{Protocol, ServerTls, TlsFiles};
+use crate::grpc::transport::{self, AcceptConfig, AtCap};
+use crate::metrics::Metrics;
 use crate::proto;
-use crate::service::{ServiceState, SolverService};
-use crate::tls::{Protocol, ServerTls, TlsFiles};
-use crate::transport::{self, AcceptConfig, AtCap};
 
 /// Everything the server is configured with.
 #[derive(Clone, Debug)]
@@ -115,52 +116,6 @@ pub fn default_max_connections() -> usize {
     half_of_limit.clamp(16, 1024) as usize
 }
 
-/// The defaults documented in the README: `./nimber-data`, 60 s, tables and expensive solves
-/// sharing half of the memory limit (the cgroup's, else half of RAM), 4 MiB, 10 s, no metrics
-/// endpoint, at most [`default_max_connections`] connections, a 10 s handshake, 5 min idle, 256
-/// streams per connection with 64 KiB windows, keepalive every 60 s answered within 20 s.
-impl Default for ServerConfig {
-    fn default() -> Self {
-        let cores = std::thread::available_parallelism().map_or(2, |cores| cores.get());
-        let memory_limit = crate::limits::memory_limit_from_system(2);
-        let budget = crate::limits::share_memory(memory_limit, cores, 1, None, None, crate::games::DEFAULT_TABLE_LIMIT)
-            .unwrap_or(crate::limits::MemoryBudget {
-                expensive_solves: 1,
-                table_entries: crate::limits::MIN_TABLE_ENTRIES,
-                store_hot_bytes: crate::limits::MIN_TABLE_ENTRIES as u64 * crate::limits::TABLE_ENTRY_BYTES,
-                page_cache_bytes: memory_limit / crate::limits::PAGE_CACHE_SHARE_DIVISOR,
-                store_max_bytes: memory_limit / crate::limits::STORE_SIZE_SHARE_DIVISOR,
-                jobs_page_cache_bytes: 1 << 20,
-                jobs_store_max_bytes: memory_limit / crate::limits::JOB_STORE_SHARE_DIVISOR,
-            });
-        Self {
-            data_dir: PathBuf::from("nimber-data"),
-            max_solve_time: Duration::from_secs(60),
-            table_limit: budget.table_entries,
-            store_hot_bytes: budget.store_hot_bytes,
-            page_cache_bytes: budget.page_cache_bytes,
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            shutdown_grace: Duration::from_secs(10),
-            max_expensive_solves: budget.expensive_solves,
-            metrics_listen: None,
-            max_connections: default_max_connections(),
-            handshake_timeout: Duration::from_secs(10),
-            idle_timeout: Some(Duration::from_secs(300)),
-            max_concurrent_streams: 256,
-            stream_window_bytes: DEFAULT_STREAM_WINDOW_BYTES,
-            keepalive_interval: Duration::from_secs(60),
-            keepalive_timeout: Duration::from_secs(20),
-            jobs: crate::jobs::runner::JobsConfig::default(),
-            max_store_bytes: None,
-            on_corrupt_store: OnCorrupt::Rebuild,
-            tls: None,
-            metrics_tls: false,
-            tls_poll: Some(Duration::from_secs(5)),
-            shared_cache: None,
-        }
-    }
-}
-
 /// Opens the store and binds `listen`; the server is then ready to [`Server::run`].
 pub struct Server {
     listener: TcpListener,
@@ -168,7 +123,7 @@ pub struct Server {
     store: Arc<Store>,
     jobs: Arc<crate::jobs::runner::Runner>,
     tls: Option<Arc<ServerTls>>,
-    hangup: crate::tls::Hangup,
+    hangup: crate::grpc::tls::Hangup,
     config: ServerConfig,
 }
 
@@ -203,12 +158,12 @@ impl Server {
         let listener =
             TcpListener::bind(listen).await.map_err(|error| anyhow::anyhow!("cannot listen on {listen}: {error}"))?;
         let metrics_listener = match config.metrics_listen {
-            Some(address) => Some(metrics::bind(address).await?),
+            Some(address) => Some(metrics_endpoint::bind(address).await?),
             None => None,
         };
         // Caught before the server reports it listens, so that an early SIGHUP cannot end it.
         #[cfg(unix)]
-        let hangup = tls.as_ref().and_then(|_| crate::tls::catch_hangup());
+        let hangup = tls.as_ref().and_then(|_| crate::grpc::tls::catch_hangup());
         #[cfg(not(unix))]
         let hangup = None;
         Ok(Self { listener, metrics_listener, store, jobs, tls, hangup, config })
@@ -244,12 +199,12 @@ impl Server {
         let metrics_tls = self.tls.clone().filter(|_| self.config.metrics_tls);
         let metrics_task = self
             .metrics_listener
-            .map(|listener| tokio::spawn(metrics::serve_metrics(listener, metrics.clone(), metrics_tls)));
+            .map(|listener| tokio::spawn(metrics_endpoint::serve_metrics(listener, metrics.clone(), metrics_tls)));
         let hangup = self.hangup.take();
         let tls_task = self
             .tls
             .clone()
-            .map(|tls| tokio::spawn(crate::tls::watch(tls, hangup, self.config.tls_poll, metrics.clone())));
+            .map(|tls| tokio::spawn(crate::grpc::tls::watch(tls, hangup, self.config.tls_poll, metrics.clone())));
         let solver = proto::solver_server::SolverServer::new(SolverService::new(state))
             .max_decoding_message_size(self.config.max_message_bytes);
         let operations = crate::google::longrunning::operations_server::OperationsServer::new(

@@ -1,6 +1,8 @@
 //! `nimber explore` (run an analysis job on a server, or in this process) and `nimber jobs`
 //! (manage a server's jobs): progress on the terminal (a bar) or as plain lines, the table as
-//! text, CSV or JSON.
+//! text, CSV or JSON; and `nimber health` ([`health`]).
+
+pub mod health;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

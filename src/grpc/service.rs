@@ -10,12 +10,13 @@ use std::time::{Duration, Instant};
 use futures_util::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
+use super::calls::code_name;
 use crate::cache::Store;
-use crate::convert::{self, InvalidArgument};
 use crate::games::analysis;
 use crate::games::sum::SumValue;
-use crate::games::{Budget, Game, Interrupted, Memo, Position, SearchContext, Stats, Value};
-use crate::metrics::{code_name, Metrics};
+use crate::games::{Budget, Game, Interrupted, Memo, Position, SearchContext, Stats};
+use crate::grpc::convert::{self, InvalidArgument};
+use crate::metrics::Metrics;
 use crate::proto;
 
 /// What the service shares between its calls: the memo, the limits of a solve, the slots for
@@ -36,7 +37,7 @@ pub struct ServiceState {
     pub jobs: Arc<crate::jobs::runner::Runner>,
 }
 
-/// Everything that can go wrong with a call, mapped to a status by [`to_status`].
+/// Everything that can go wrong with a call, mapped to a status in [`super::status`].
 #[derive(Debug)]
 pub enum ServiceError {
     /// The request is not acceptable.
@@ -71,28 +72,6 @@ impl ServiceError {
             ServiceError::Internal(_) => tonic::Code::Internal,
         }
     }
-}
-
-/// The gRPC status of an error: the one place where errors become status codes.
-pub fn to_status(error: ServiceError) -> Status {
-    let code = error.code();
-    let message = match error {
-        ServiceError::InvalidArgument(error) => return error.into_status(),
-        ServiceError::Interrupted(Interrupted::DeadlineExceeded) => {
-            "the solve did not finish within the deadline (the caller's or --max-solve-ms)".into()
-        }
-        ServiceError::BoardSearchDeadlineExceeded => {
-            "the solve did not finish within the deadline; what it computed is cached, so a retry continues from there"
-                .into()
-        }
-        ServiceError::Interrupted(Interrupted::Cancelled) => "the call was cancelled".into(),
-        ServiceError::Overloaded => {
-            "every slot for expensive solves stayed busy until the deadline (see --max-expensive-solves); retry later"
-                .into()
-        }
-        ServiceError::Internal(message) => message,
-    };
-    Status::new(code, message)
 }
 
 /// The `nimber.v1.Solver` service.
@@ -140,7 +119,7 @@ impl Drop for Counted {
 /// The caller's deadline, from its `grpc-timeout` less a margin (a quarter, at most 100 ms), so that our answer
 /// `DEADLINE_EXCEEDED` reaches the caller before its own timer fires.
 fn caller_deadline(metadata: &tonic::metadata::MetadataMap) -> Option<Instant> {
-    let timeout = crate::calls::parse_grpc_timeout(metadata.get("grpc-timeout")?.as_bytes())?;
+    let timeout = crate::grpc::calls::parse_grpc_timeout(metadata.get("grpc-timeout")?.as_bytes())?;
     Instant::now().checked_add(timeout.saturating_sub((timeout / 4).min(Duration::from_millis(100))))
 }
 
@@ -157,7 +136,7 @@ impl SolverService {
         Self { state }
     }
 
-    /// Runs `work` with a solver bound to `deadline`: on the async runtime when `cheap` (closed forms,
+    /// Runs `work` with a context bound to `deadline`: on the async runtime when `cheap` (closed forms,
     /// which never touch the memo), otherwise on the blocking pool once an expensive-solve slot is
     /// free, holding the slot until the job ends (even after the call was cancelled or its deadline
     /// passed) and flushing the memo. Returns the result with the solve's statistics and duration.
@@ -175,14 +154,14 @@ impl SolverService {
         let metrics = self.state.metrics.clone();
         let job = move |flush: bool| {
             let started = Instant::now();
-            let mut solver = SearchContext::new(Budget::new(Some(deadline), cancelled), &*state.store);
-            solver.table_limit = state.table_limit;
-            let result = work(&position, &mut solver);
+            let mut context = SearchContext::new(Budget::new(Some(deadline), cancelled), &*state.store);
+            context.table_limit = state.table_limit;
+            let result = work(&position, &mut context);
             if flush {
                 crate::games::Memo::flush(&*state.store);
             }
-            metrics.record_solve(solver.stats);
-            result.map(|answer| (answer, solver.stats, started.elapsed()))
+            metrics.record_solve(context.stats);
+            result.map(|answer| (answer, context.stats, started.elapsed()))
         };
         if cheap {
             return job(false).map_err(interrupted);
@@ -226,15 +205,9 @@ impl SolverService {
         };
         let (value, stats, elapsed) = match warm {
             Some(answer) => answer,
-            None => self.run(position, cheap, deadline, |position, solver| position.value(solver)).await?,
+            None => self.run(position, cheap, deadline, |position, context| position.value(context)).await?,
         };
-        Ok(proto::SolveResponse {
-            outcome: convert::outcome_to_proto(value) as i32,
-            grundy: value.nimber(),
-            stats: Some(convert::stats_to_proto(stats, elapsed)),
-            id: request.id,
-            error: None,
-        })
+        Ok(proto::SolveResponse { id: request.id, ..convert::solve_response(value, stats, elapsed) })
     }
 
     /// The value of a position whose boards need no search (the memo holds all their searched
@@ -264,26 +237,18 @@ impl SolverService {
         let position = convert::position_from_proto(request.into_inner().position)?;
         let cheap = position.is_cheap();
         let ((value, best), stats, elapsed) = self
-            .run(position, cheap, deadline, |position, solver| {
-                let (value, mv) = position.best_move(solver)?;
-                let best = mv.map(|mv| {
-                    let after = position.play_unchecked(&mv);
-                    (mv, after)
-                });
-                Ok((value, best))
+            .run(position, cheap, deadline, |position, context| {
+                let (value, best) = position.best_move(context)?;
+                Ok((
+                    value,
+                    best.map(|mv| {
+                        let after = position.play_unchecked(&mv);
+                        (mv, after)
+                    }),
+                ))
             })
             .await?;
-        let (mv, after) = match best {
-            Some((mv, after)) => (Some(convert::move_to_proto(&mv)), Some(convert::position_to_proto(&after))),
-            None => (None, None),
-        };
-        Ok(proto::BestMoveResponse {
-            outcome: convert::outcome_to_proto(value) as i32,
-            grundy: value.nimber(),
-            r#move: mv,
-            after,
-            stats: Some(convert::stats_to_proto(stats, elapsed)),
-        })
+        Ok(convert::best_move_response(value, best, stats, elapsed))
     }
 
     async fn analyze_position(
@@ -292,14 +257,18 @@ impl SolverService {
     ) -> Result<proto::AnalyzeResponse, ServiceError> {
         let deadline = solve_deadline(caller_deadline(request.metadata()), self.state.max_solve_time);
         let request = request.into_inner();
+        // A page token continues the analysis of this very position.
+        let query = request.position.as_ref().map(prost::Message::encode_to_vec).unwrap_or_default();
         let position = convert::position_from_proto(request.position)?;
-        let (offset, limit) = convert::page_from_proto(request.limit, &request.page_token)?;
+        let (offset, limit) = convert::page_from_proto(request.limit, &request.page_token, &query)?;
         // Analysis evaluates up to thousands of moves: inline only when there are few.
         let cheap = position.is_cheap() && position.moves().len() <= CHEAP_ANALYSIS_MOVES;
         let (analysis, stats, elapsed) = self
-            .run(position, cheap, deadline, move |position, solver| analysis::analyze(position, offset, limit, solver))
+            .run(position, cheap, deadline, move |position, context| {
+                analysis::analyze(position, offset, limit, context)
+            })
             .await?;
-        Ok(convert::analysis_to_proto(&analysis, convert::stats_to_proto(stats, elapsed)))
+        Ok(convert::analysis_to_proto(&analysis, &query, convert::stats_to_proto(stats, elapsed)))
     }
 
     /// One item of a stream: its answer, or its error in the response.
@@ -311,7 +280,7 @@ impl SolverService {
         match result {
             Ok(response) => response,
             Err(error) => {
-                let status = to_status(error);
+                let status = Status::from(error);
                 crate::logging::failed("SolveStream", "item failed", status.code(), status.message());
                 proto::SolveResponse {
                     id,
@@ -334,9 +303,9 @@ const CHEAP_ANALYSIS_MOVES: u128 = 64;
 const STREAM_PARALLELISM: usize = 64;
 
 impl SolverService {
-    /// Converts an error to its status (the call is counted and logged by [`crate::calls`]).
+    /// Converts an error to its status (the call is counted and logged by [`crate::grpc::calls`]).
     fn respond<T>(&self, result: Result<T, ServiceError>) -> Result<Response<T>, Status> {
-        result.map(Response::new).map_err(to_status)
+        result.map(Response::new).map_err(Status::from)
     }
 }
 
@@ -368,7 +337,7 @@ impl proto::solver_server::Solver for SolverService {
 
     /// Items are solved up to `STREAM_PARALLELISM` at once and answered in request order; each
     /// item gets the server's maximum solve time, within the stream's own deadline. An item that
-    /// cannot be decoded (see [`crate::codec`]) ends the stream with its status.
+    /// cannot be decoded (see [`crate::grpc::codec`]) ends the stream with its status.
     async fn solve_stream(
         &self,
         request: Request<tonic::Streaming<proto::SolveRequest>>,
@@ -425,7 +394,7 @@ mod tests {
 
     #[test]
     fn status_codes_have_their_canonical_names() {
-        use crate::metrics::code_name;
+        use crate::grpc::calls::code_name;
         assert_eq!(code_name(tonic::Code::InvalidArgument), "INVALID_ARGUMENT");
         assert_eq!(code_name(tonic::Code::DeadlineExceeded), "DEADLINE_EXCEEDED");
         assert_eq!(code_name(tonic::Code::Ok), "OK");

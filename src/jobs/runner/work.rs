@@ -1,0 +1,436 @@
+//! The runner's work: the worker threads (claim, run, save the end), executing a job (a single
+//! solve or a family, item by item), and the checkpointer (progress, leases, retention, adopting
+//! jobs nobody runs, reopening a store that waited for space).
+
+use super::live::{lower_priority, thread_cpu_clock, CountingMemo};
+use super::*;
+
+/// How a job's run ended short of a result.
+pub(super) enum Stopped {
+    Interrupted(Interrupted),
+    /// The stored request is no longer acceptable (a limit was lowered since it was accepted).
+    Invalid(String),
+    Store(StoreError),
+    /// The job's record ended or is gone meanwhile: its run writes nothing more.
+    Superseded,
+}
+
+impl From<Interrupted> for Stopped {
+    fn from(error: Interrupted) -> Self {
+        Stopped::Interrupted(error)
+    }
+}
+
+impl From<StoreError> for Stopped {
+    fn from(error: StoreError) -> Self {
+        Stopped::Store(error)
+    }
+}
+
+impl RunnerState {
+    pub(super) fn changed(&self) {
+        self.changes.send_modify(|generation| *generation += 1);
+    }
+
+    /// The operation of `existing`, the job of `request`'s request id, if it is the same request
+    /// (AIP-155); ALREADY_EXISTS if another request took the id first (as idempotency keys work).
+    pub(super) fn same_request(
+        &self,
+        existing: JobRecord,
+        request: &proto::ExploreRequest,
+    ) -> Result<Operation, JobsError> {
+        let without_id =
+            |request: &proto::ExploreRequest| proto::ExploreRequest { request_id: String::new(), ..request.clone() };
+        if existing.request.as_ref().map(without_id) != Some(without_id(request)) {
+            return Err(JobsError::AlreadyExists(format!(
+                "request_id {:?} belongs to another request (operation {}); a different request needs a new request_id",
+                request.request_id, existing.name
+            )));
+        }
+        Ok(self.overlay(existing).operation())
+    }
+
+    /// `record` with the live counters of its run, if it is running.
+    pub(super) fn overlay(&self, mut record: JobRecord) -> JobRecord {
+        if let Some(live) = lock(&self.live).get(&record.name).cloned() {
+            if !record.is_done() {
+                record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
+            }
+        }
+        record
+    }
+
+    /// The next queued job, waiting for one; `None` once stopping.
+    pub(super) fn next_job(&self) -> Option<String> {
+        let mut queue = lock(&self.queue);
+        loop {
+            if self.stopping.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(name) = queue.pop_front() {
+                return Some(name);
+            }
+            queue = self.wake.wait(queue).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    /// A worker thread: runs queued jobs one after another until stopping.
+    pub(super) fn work(&self) {
+        lower_priority();
+        let cpu_clock = thread_cpu_clock();
+        while let Some(name) = self.next_job() {
+            if let Err(error) = self.run(&name, cpu_clock) {
+                tracing::error!(
+                    name,
+                    %error,
+                    "the job store failed; the job resumes once the store can write again (at the latest at the next start; in a fleet, once the store answers)"
+                );
+            }
+        }
+    }
+
+    /// Runs job `name` to its end (or until stopping) and saves its record.
+    /// With a shared store, only under the job's lease: a job another replica runs is skipped.
+    pub(super) fn run(&self, name: &str, cpu_clock: Option<libc::clockid_t>) -> StoreResult<()> {
+        if !self.store.claim(name)? {
+            return Ok(());
+        }
+        let result = self.run_claimed(name, cpu_clock);
+        self.store.release(name);
+        result
+    }
+
+    pub(super) fn run_claimed(&self, name: &str, cpu_clock: Option<libc::clockid_t>) -> StoreResult<()> {
+        let (record, live) = {
+            let _transition = lock(&self.transitions);
+            let Some(mut record) = self.store.get(name)? else { return Ok(()) };
+            if record.is_done() {
+                return Ok(());
+            }
+            if record.state() == ExploreState::Running {
+                // Its replica died during the run (a local store marks these at the start).
+                record.progress_mut().times_resumed += 1;
+                tracing::info!(name, "resuming a job whose replica stopped");
+            }
+            record.progress_mut().set_state(ExploreState::Running);
+            if self.store.put(&record)? != Put::Saved {
+                return Ok(()); // It ended meanwhile (cancelled on another replica of the fleet), or is gone.
+            }
+            let live = Arc::new(Live::start(&record, cpu_clock));
+            lock(&self.live).insert(name.to_string(), live.clone());
+            (record, live)
+        };
+        self.changed();
+        tracing::info!(name, "job running");
+        let request = record.request.clone().unwrap_or_default();
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| self.execute(name, &request, &live)));
+        self.memo.flush();
+
+        let _transition = lock(&self.transitions);
+        lock(&self.live).remove(name);
+        let Some(mut record) = self.store.get(name)? else {
+            record_vanished(name);
+            self.changed();
+            return Ok(());
+        };
+        if record.is_done() {
+            // Cancelled on another replica of the fleet meanwhile.
+            self.changed();
+            return Ok(());
+        }
+        record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
+        match outcome {
+            Ok(Ok(result)) => {
+                record.result = Some(result);
+                record.finish(ExploreState::Succeeded, None);
+            }
+            Ok(Err(Stopped::Interrupted(Interrupted::Cancelled)))
+                if !live.cancelled_by_user.load(Ordering::Relaxed) =>
+            {
+                tracing::info!(name, "job stopped by the shutdown; it resumes at the next start");
+            }
+            Ok(Err(Stopped::Interrupted(Interrupted::Cancelled))) => {
+                record.finish(
+                    ExploreState::Cancelled,
+                    Some(status(tonic::Code::Cancelled, "cancelled by CancelOperation")),
+                );
+            }
+            Ok(Err(Stopped::Interrupted(Interrupted::DeadlineExceeded))) => record.finish(
+                ExploreState::Failed,
+                Some(status(tonic::Code::DeadlineExceeded, "the job ran for its max_duration without finishing")),
+            ),
+            Ok(Err(Stopped::Invalid(message))) => {
+                record.finish(ExploreState::Failed, Some(status(tonic::Code::InvalidArgument, message)))
+            }
+            Ok(Err(Stopped::Store(error))) => return Err(error),
+            Ok(Err(Stopped::Superseded)) => {
+                // Its record ended or went between the item it could not save and the read above.
+                self.changed();
+                return Ok(());
+            }
+            Err(_panic) => record.finish(
+                ExploreState::Failed,
+                Some(status(tonic::Code::Internal, "the job failed (an internal error; see the server log)")),
+            ),
+        }
+        match self.store.put(&record)? {
+            Put::Saved => {}
+            Put::Ended => {
+                // It ended first another way (cancelled on another replica of the fleet): that end stays.
+                tracing::info!(name, "job run ended after the job had been cancelled");
+                self.changed();
+                return Ok(());
+            }
+            Put::Gone => {
+                record_vanished(name);
+                self.changed();
+                return Ok(());
+            }
+        }
+        self.store.flush()?;
+        self.ended.count(record.state());
+        self.changed();
+        tracing::info!(name, state = ?record.state(), "job run ended");
+        Ok(())
+    }
+
+    /// Computes the result of a job, recording finished family items as it goes.
+    pub(super) fn execute(
+        &self,
+        name: &str,
+        request: &proto::ExploreRequest,
+        live: &Live,
+    ) -> Result<proto::ExploreResult, Stopped> {
+        let job = family::job_from_request(request).map_err(|error| Stopped::Invalid(error.message))?;
+        let elapsed_before = live.elapsed_before;
+        // A deadline past what the clock can hold is no deadline.
+        let deadline = request
+            .max_duration
+            .and_then(|limit| Duration::try_from(limit).ok())
+            .and_then(|limit| Instant::now().checked_add(limit.saturating_sub(elapsed_before)));
+        let memo = CountingMemo { inner: &*self.memo, live };
+        let mut context = SearchContext::new(Budget::new(deadline, live.cancel.clone()), &memo);
+        context.table_limit = self.config.table_limit;
+        let base_positions = live.positions_computed.load(Ordering::Relaxed);
+        let add_stats =
+            |stats: Stats| live.positions_computed.store(base_positions + stats.positions_computed, Ordering::Relaxed);
+        let started = Instant::now();
+        let answer = match job {
+            Job::Solve(position) => {
+                live.items_total.store(1, Ordering::Relaxed);
+                let value = position.value(&mut context)?;
+                Answer::Solve(convert::solve_response(value, context.stats, started.elapsed()))
+            }
+            Job::BestMove(position) => {
+                live.items_total.store(1, Ordering::Relaxed);
+                let (value, best) = position.best_move(&mut context)?;
+                let best = best.map(|mv| {
+                    let after = position.play_unchecked(&mv);
+                    (mv, after)
+                });
+                Answer::BestMove(convert::best_move_response(value, best, context.stats, started.elapsed()))
+            }
+            Job::Family(family) => {
+                let (rows, total_rows) = self.run_family(name, &family, &mut context, live, &add_stats)?;
+                let next_page_token = if total_rows > rows.len() as u64 {
+                    super::rows_token(name, rows.len() as u64)
+                } else {
+                    String::new()
+                };
+                return Ok(proto::ExploreResult { answer: None, rows, total_rows, next_page_token });
+            }
+        };
+        add_stats(context.stats);
+        live.items_done.store(1, Ordering::Relaxed);
+        Ok(proto::ExploreResult { answer: Some(answer), ..Default::default() })
+    }
+
+    /// Computes every item of a family not yet recorded, recording each (the records stay: they are
+    /// the table ListExploreRows pages through); returns the first [`INLINE_ROWS`] rows and the
+    /// table's length.
+    pub(super) fn run_family(
+        &self,
+        name: &str,
+        family: &Family,
+        context: &mut SearchContext,
+        live: &Live,
+        add_stats: &dyn Fn(Stats),
+    ) -> Result<(Vec<proto::ExploreRow>, u64), Stopped> {
+        let items = family.items();
+        let recorded = self.store.finished_items(name)?;
+        live.items_total.store(items.len() as u64, Ordering::Relaxed);
+        live.items_done.store(recorded.len() as u64, Ordering::Relaxed);
+        live.items_done_before_run.store(recorded.len() as u64, Ordering::Relaxed);
+        for (index, item) in items.iter().enumerate() {
+            if recorded.contains(&(index as u64)) {
+                continue;
+            }
+            context.budget.check()?;
+            let board = item.board();
+            let position = Position::Tetris(Box::new(board.clone()));
+            let memo = context.memo;
+            let (value, cached) = match position.value_without_search(&|game, key| memo.get(game, key)) {
+                Some((value, found)) => (value, found > 0),
+                None => (position.value(context)?, false),
+            };
+            let row = proto::ExploreRow {
+                rows: board.height() as u32,
+                columns: board.width() as u32,
+                board: if item.show_board { item.rows.clone() } else { Vec::new() },
+                blocked: item.blocked,
+                count: item.count,
+                outcome: convert::outcome_to_proto(value) as i32,
+                grundy: value.nimber(),
+                cached,
+            };
+            if !self.store.put_item(name, index as u64, &row)? {
+                return Err(Stopped::Superseded);
+            }
+            live.items_done.fetch_add(1, Ordering::Relaxed);
+            add_stats(context.stats);
+        }
+        Ok((self.store.rows(name, 0, INLINE_ROWS)?, items.len() as u64))
+    }
+
+    /// The checkpointer thread: once a second saves running jobs' progress, renews their leases
+    /// and flushes the memo; once a minute (or once per retention, if shorter) deletes finished
+    /// operations past their retention; with a shared store, every [`CHECKPOINT_EVERY`] queues
+    /// unfinished jobs nobody holds the lease of.
+    pub(super) fn checkpoints(&self) {
+        let sweep_every = SWEEP_EVERY.min(self.config.retention);
+        let mut last_sweep: Option<Instant> = None;
+        loop {
+            {
+                let queue = lock(&self.queue);
+                if self.stopping.load(Ordering::Relaxed) {
+                    return;
+                }
+                let _ = self.wake.wait_timeout(queue, CHECKPOINT_EVERY);
+            }
+            if self.stopping.load(Ordering::Relaxed) {
+                return;
+            }
+            self.memo.flush();
+            if self.store.reopen() {
+                if let Err(error) = self.queue_unfinished() {
+                    tracing::warn!(%error, "queueing the unfinished jobs again failed");
+                }
+            }
+            self.store.renew();
+            if let Err(error) = self.save_progress() {
+                if self.checkpoint_warnings.allow() {
+                    tracing::warn!(%error, "saving job progress failed (one line a minute)");
+                }
+            }
+            if self.store.is_shared() {
+                if let Err(error) = self.adopt_unclaimed() {
+                    if self.checkpoint_warnings.allow() {
+                        tracing::warn!(%error, "looking for jobs of stopped replicas failed (one line a minute)");
+                    }
+                }
+            }
+            if last_sweep.is_none_or(|at| at.elapsed() >= sweep_every) {
+                last_sweep = Some(Instant::now());
+                if let Err(error) = self.sweep() {
+                    tracing::warn!(%error, "deleting expired operations failed");
+                }
+            }
+            self.changed();
+        }
+    }
+
+    pub(super) fn save_progress(&self) -> StoreResult<()> {
+        let running: Vec<(String, Arc<Live>)> =
+            lock(&self.live).iter().map(|(name, live)| (name.clone(), live.clone())).collect();
+        for (name, live) in running {
+            let _transition = lock(&self.transitions);
+            let saved = match self.store.get(&name)? {
+                Some(mut record) => {
+                    record.progress = Some(live.snapshot(record.progress.unwrap_or_default()));
+                    self.store.put(&record)?
+                }
+                None => Put::Gone,
+            };
+            match saved {
+                Put::Saved => {}
+                // It ended: cancelled on another replica of the fleet.
+                Put::Ended => {
+                    live.cancelled_by_user.store(true, Ordering::Relaxed);
+                    live.cancel.store(true, Ordering::Relaxed);
+                }
+                // Its record is gone (a flushed or evicting Redis): the run stops, and the worker,
+                // finding no record, writes nothing and says so.
+                Put::Gone => live.cancel.store(true, Ordering::Relaxed),
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes finished operations that ended longer than the retention ago.
+    pub(super) fn sweep(&self) -> StoreResult<()> {
+        let Some(cutoff) = SystemTime::now().checked_sub(self.config.retention) else { return Ok(()) };
+        let cutoff: prost_types::Timestamp = cutoff.into();
+        for record in self.store.records_after("").collect::<StoreResult<Vec<_>>>()? {
+            let ended = record.progress.as_ref().and_then(|progress| progress.end_time);
+            if record.is_done() && ended.is_some_and(|end| (end.seconds, end.nanos) < (cutoff.seconds, cutoff.nanos)) {
+                let _transition = lock(&self.transitions);
+                self.store.delete(&record)?;
+                tracing::info!(name = record.name, "deleted an operation past its retention");
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RunnerState {
+    /// Queues every unfinished job of the local store that is neither queued nor running (at the
+    /// start, and when the store opens again after a full disk), counting a resume for each that
+    /// was running.
+    pub(super) fn queue_unfinished(&self) -> StoreResult<()> {
+        let records = self.store.records_after("").collect::<StoreResult<Vec<_>>>()?;
+        for mut record in records {
+            let _transition = lock(&self.transitions);
+            if record.is_done()
+                || lock(&self.queue).contains(&record.name)
+                || lock(&self.live).contains_key(&record.name)
+            {
+                continue;
+            }
+            if record.state() == ExploreState::Running {
+                record.progress_mut().times_resumed += 1;
+            }
+            record.progress_mut().set_state(ExploreState::Queued);
+            if self.store.put(&record)? == Put::Saved {
+                tracing::info!(name = record.name, "resuming an unfinished job");
+                lock(&self.queue).push_back(record.name);
+                self.wake.notify_all();
+            }
+        }
+        self.store.flush()
+    }
+
+    /// Queues the unfinished jobs of the shared store that nobody holds the lease of (not yet
+    /// started, or their replica died), unless queued or running here already.
+    pub(super) fn adopt_unclaimed(&self) -> StoreResult<()> {
+        let unclaimed = self.store.unclaimed()?;
+        let mut queue = lock(&self.queue);
+        let live = lock(&self.live);
+        for name in unclaimed {
+            if !queue.contains(&name) && !live.contains_key(&name) {
+                tracing::info!(name, "queueing a job nobody runs");
+                queue.push_back(name);
+                self.wake.notify_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Says that job `name`'s record vanished while it ran (deleted behind the runner's back, or lost
+/// by the store: a `FLUSHALL` or an eviction in Redis): its run stopped and wrote nothing more.
+pub(super) fn record_vanished(name: &str) {
+    tracing::error!(
+        name,
+        "the job's record vanished from the job store (flushed or evicted?); its run stopped and wrote nothing more"
+    );
+}

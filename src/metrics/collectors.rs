@@ -1,0 +1,154 @@
+//! Collectors that read the store's and the runner's counts at each scrape (atomics and two locks:
+//! no I/O).
+
+use std::sync::Arc;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+
+use crate::cache::{Rejection, Store};
+use crate::jobs::runner::Runner;
+
+/// Encodes constant gauges, each `(name, help, value)`.
+fn encode_gauges<const N: usize>(
+    encoder: &mut DescriptorEncoder,
+    gauges: [(&str, &str, u64); N],
+) -> Result<(), std::fmt::Error> {
+    for (name, help, value) in gauges {
+        let gauge = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
+        gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
+    }
+    Ok(())
+}
+
+/// The store's counts, read at each scrape from its accessors (atomics: no store I/O).
+pub(super) struct StoreCollector(pub(super) Arc<Store>);
+
+impl std::fmt::Debug for StoreCollector {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("StoreCollector")
+    }
+}
+
+impl Collector for StoreCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let store = &self.0;
+        let gauges = [
+            ("nimber_cache_entries", "Values in the persistent store", store.entries()),
+            ("nimber_cache_size_bytes", "Size of the persistent store on disk", store.size_on_disk()),
+            (
+                "nimber_store_writable",
+                "1 while computed values are written to disk, 0 while read-only",
+                store.writable() as u64,
+            ),
+        ];
+        encode_gauges(&mut encoder, gauges)?;
+        let evictions = ConstCounter::new(store.evictions());
+        evictions.encode(encoder.encode_descriptor(
+            "nimber_store_evictions",
+            "Entries dropped to keep the store under --max-store-bytes",
+            None,
+            evictions.metric_type(),
+        )?)?;
+        if let Some(tier) = store.shared_tier() {
+            let counts = tier.counts();
+            let counters = [
+                ("nimber_shared_cache_hits", "Values found in the shared cache (Redis)", counts.hits),
+                ("nimber_shared_cache_misses", "Shared-cache lookups without a valid value", counts.misses),
+                (
+                    "nimber_shared_cache_errors",
+                    "Shared-cache calls that failed (unreachable, slow, full) and values rejected there",
+                    counts.errors,
+                ),
+                (
+                    "nimber_shared_cache_dropped",
+                    "Computed values not sent to the shared cache because its queue was full",
+                    counts.dropped,
+                ),
+                (
+                    "nimber_shared_cache_lease_waits",
+                    "Waits for a value another replica was computing under its lease",
+                    counts.lease_waits,
+                ),
+            ];
+            for (name, help, value) in counters {
+                let counter = ConstCounter::new(value);
+                counter.encode(encoder.encode_descriptor(name, help, None, counter.metric_type())?)?;
+            }
+            let mut rejected = encoder.encode_descriptor(
+                "nimber_shared_cache_rejected",
+                "Values read from the shared cache and not served, by reason; each is recomputed and overwritten",
+                None,
+                prometheus_client::metrics::MetricType::Counter,
+            )?;
+            for (reason, count) in Rejection::ALL.into_iter().zip(counts.rejected) {
+                let label = RejectionLabel { reason: reason.label() };
+                ConstCounter::new(count).encode(rejected.encode_family(&label)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The label of why a value read from the shared cache was rejected.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RejectionLabel {
+    reason: &'static str,
+}
+
+/// The label of a job's final state.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabel {
+    state: &'static str,
+}
+
+/// The jobs' counts, read at each scrape from the runner (two locks, no I/O).
+pub(super) struct JobsCollector(pub(super) Arc<Runner>);
+
+impl std::fmt::Debug for JobsCollector {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("JobsCollector")
+    }
+}
+
+impl Collector for JobsCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let counts = self.0.counts();
+        let gauges = [
+            ("nimber_jobs_queued", "Explore jobs waiting for a worker (at most --max-queued-jobs)", counts.queued),
+            ("nimber_jobs_running", "Explore jobs running (at most --max-jobs)", counts.running),
+            (
+                "nimber_jobs_store_writable",
+                "1 while the job store can write, 0 while it waits for space (job calls answer UNAVAILABLE)",
+                counts.store.writable as u64,
+            ),
+            (
+                "nimber_jobs_store_bytes",
+                "Bytes of keys and values the local job store holds (at most about --max-jobs-store-bytes)",
+                counts.store.bytes,
+            ),
+        ];
+        encode_gauges(&mut encoder, gauges)?;
+        let moved_aside = encoder.encode_descriptor(
+            "nimber_jobs_store_moved_aside",
+            "Unreadable job stores moved aside to <jobs-dir>.corrupt-<time> since the start (readable records recovered)",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        ConstCounter::new(counts.store.moved_aside).encode(moved_aside)?;
+        let mut ended = encoder.encode_descriptor(
+            "nimber_jobs_ended",
+            "Explore job runs that ended since the start, by final state",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        for (state, count) in
+            [("succeeded", counts.succeeded), ("failed", counts.failed), ("cancelled", counts.cancelled)]
+        {
+            ConstCounter::new(count).encode(ended.encode_family(&StateLabel { state })?)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,33 @@
+//! Small synchronization helpers used across the crate: mutexes that survive a panicking holder,
+//! and a limit of one log line a minute for a recurring problem.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Locks a mutex, recovering the data if a panicking thread poisoned it (the maps and counters
+/// kept under this crate's mutexes stay consistent: every critical section leaves them whole).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// At most one log line per interval for a recurring problem.
+pub(crate) struct RateLimit(Mutex<Option<Instant>>);
+
+impl RateLimit {
+    const INTERVAL: Duration = Duration::from_secs(60);
+
+    /// A limit that allows a line at once.
+    pub(crate) fn new() -> Self {
+        Self(Mutex::new(None))
+    }
+
+    /// Whether a line may be logged now (and if so, starts a new interval).
+    pub(crate) fn allow(&self) -> bool {
+        let mut last = lock(&self.0);
+        if last.is_some_and(|at| at.elapsed() < Self::INTERVAL) {
+            return false;
+        }
+        *last = Some(Instant::now());
+        true
+    }
+}
