@@ -16,21 +16,23 @@ pub const TABLE_ENTRY_BYTES: u64 = 80;
 /// and job's) may use together: one half (see [`share_memory`] for the rest).
 pub const TABLE_SHARE_DIVISOR: u64 = 2;
 
-/// The share of the memory limit given to sled's page cache: an eighth, at most
-/// [`MAX_PAGE_CACHE_BYTES`].
-pub const PAGE_CACHE_SHARE_DIVISOR: u64 = 8;
+/// The share of the memory limit given to sled's page cache: a sixteenth, at most
+/// [`MAX_PAGE_CACHE_BYTES`] (the store's in-memory tier in front of it keeps the values read
+/// most).
+pub const PAGE_CACHE_SHARE_DIVISOR: u64 = 16;
 
 /// The largest page cache sled is given: 1 GiB, sled's own default.
 pub const MAX_PAGE_CACHE_BYTES: u64 = 1 << 30;
 
-/// The share of the memory limit that bounds the store's size on disk by default: a sixteenth.
+/// The share of the memory limit that bounds the store's size on disk by default: a thirty-second.
 /// sled 0.34 keeps about as much in memory as the store takes on disk, whatever its page cache
 /// (measured: 263 MB resident right after opening a store of a million values, 359 MB on disk, with
 /// a 32 MiB page cache), and up to four times as much while it is written heavily and kept at its
 /// bound (measured under the mixed load of `tests/memory.rs` at a 256 MiB limit: a 32 MiB bound
-/// peaked at 302 MiB of RSS, a 16 MiB bound at 249 MiB, a 4 MB bound at 231 MiB). So a quarter of
-/// the limit goes to what sled keeps beyond its page cache, and a quarter of that bounds the store.
-pub const STORE_SIZE_SHARE_DIVISOR: u64 = 16;
+/// peaked at 302 MiB of RSS, a 16 MiB bound at 236–276 MiB over six runs, a 4 MB bound at
+/// 231 MiB; with an 8 MiB bound and a page cache of a sixteenth, 214–244 MiB). So an eighth of the
+/// limit goes to what sled keeps beyond its page cache, and a quarter of that bounds the store.
+pub const STORE_SIZE_SHARE_DIVISOR: u64 = 32;
 
 /// The share of the memory limit that bounds the job store by default (`--max-jobs-store-bytes`):
 /// a thirty-second, at most [`MAX_JOB_STORE_BYTES`]; sled keeps about as much in memory as it
@@ -187,17 +189,18 @@ pub struct MemoryBudget {
 ///   each of `table_entries` entries, and the store's in-memory tier, which gets one table's worth
 ///   of bytes (`table_entries × TABLE_ENTRY_BYTES`, counted as its keys' bytes plus a per-entry
 ///   overhead);
-/// - **one eighth** ([`PAGE_CACHE_SHARE_DIVISOR`]) to sled's page cache, at most
+/// - **one sixteenth** ([`PAGE_CACHE_SHARE_DIVISOR`]) to sled's page cache, at most
 ///   [`MAX_PAGE_CACHE_BYTES`];
-/// - **one quarter** to what sled keeps in memory beyond its page cache, which grows with the
-///   store's size on disk, up to four times that size under heavy writes: so a sixteenth
+/// - **one eighth** to what sled keeps in memory beyond its page cache, which grows with the
+///   store's size on disk, up to four times that size under heavy writes: so a thirty-second
 ///   ([`STORE_SIZE_SHARE_DIVISOR`]) bounds the store's default size (`--max-store-bytes`,
 ///   otherwise also at most 2 GiB and a quarter of its filesystem);
-/// - **the remaining eighth** to the job store (a page cache of a sixty-fourth
+/// - **about a tenth** to the job store: a page cache of a sixty-fourth
 ///   ([`JOB_PAGE_CACHE_SHARE_DIVISOR`], 1 to 16 MiB), and what it holds, at most a thirty-second
-///   ([`JOB_STORE_SHARE_DIVISOR`]) by default) and to what has no bound of its own here: the
-///   store's write buffer (a fixed number of values), the allocator's slack, the runtime and the
-///   binary.
+///   ([`JOB_STORE_SHARE_DIVISOR`]) by default, with what sled keeps of it;
+/// - **the rest** (about a fifth) to what has no bound of its own here: the store's write buffer
+///   (a fixed number of values), call and stream buffers, the allocator's slack, the runtime and
+///   the binary.
 ///
 /// Unset values are derived: solves default to `cores` (as many as the budget allows with
 /// [`MIN_TABLE_ENTRIES`] each), entries to the budget's share capped at `max_table_entries`. A
@@ -350,8 +353,8 @@ mod tests {
         assert_eq!(budget.store_hot_bytes, budget.table_entries as u64 * TABLE_ENTRY_BYTES);
         let tables = (budget.expensive_solves as u64 + 1) * budget.table_entries as u64 * TABLE_ENTRY_BYTES;
         assert!(tables + budget.store_hot_bytes <= limit / 2, "{budget:?}");
-        assert_eq!(budget.page_cache_bytes, limit / 8);
-        assert_eq!(budget.store_max_bytes, limit / 16);
+        assert_eq!(budget.page_cache_bytes, limit / 16);
+        assert_eq!(budget.store_max_bytes, limit / 32);
         assert_eq!((budget.jobs_page_cache_bytes, budget.jobs_store_max_bytes), (16 << 20, limit / 32));
         let small = share_memory(256 << 20, 2, 1, None, None, 16 << 20).unwrap();
         assert_eq!((small.jobs_page_cache_bytes, small.jobs_store_max_bytes), (4 << 20, 8 << 20));
@@ -365,7 +368,7 @@ mod tests {
         assert_eq!(budget.expensive_solves, 0);
         assert_eq!(budget.table_entries, ((32u64 << 20) / 80 / 2) as usize);
         assert_eq!(budget.store_hot_bytes, budget.table_entries as u64 * 80);
-        assert_eq!(budget.page_cache_bytes, 8 << 20);
+        assert_eq!(budget.page_cache_bytes, 4 << 20);
         assert!(share_memory(1 << 20, 2, 1, Some(0), None, 11 << 20).unwrap_err().contains("--memory-limit"));
     }
 

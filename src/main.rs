@@ -145,7 +145,7 @@ struct ServeArgs {
     #[arg(long, env = "NIMBER_ON_CORRUPT_JOBS", value_enum, default_value_t = OnCorrupt::Rebuild)]
     on_corrupt_jobs: OnCorrupt,
     /// Size bound of the store on disk, in bytes: once reached, it keeps the values most expensive
-    /// to recompute (default: 2 GiB, a quarter of the data directory's filesystem, or a sixteenth of
+    /// to recompute (default: 2 GiB, a quarter of the data directory's filesystem, or a thirty-second of
     /// the memory limit, whichever is smallest: sled keeps up to four times as much in memory).
     #[arg(long, env = "NIMBER_MAX_STORE_BYTES")]
     max_store_bytes: Option<u64>,

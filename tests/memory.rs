@@ -1,8 +1,9 @@
 //! `--memory-limit` bounds the whole server process under mixed load: large solves at once, a
 //! 16×16 Explore job, two SolveStreams and paging through job tables, all together. The issue's
 //! measurement was 339–376 MB of RSS under a limit of 256 MiB (1.46×); this test measured 420 MiB
-//! (1.64×) before the store's default size bound became a sixteenth of the limit (sled keeps up to
-//! four times the store's size in memory under heavy writes), 236–267 MiB after. The bound is 1.1×.
+//! (1.64×) while the store's default size bound was a quarter of the limit (sled keeps up to four
+//! times the store's size in memory under heavy writes), 236–276 MiB with a sixteenth, and 214–244
+//! MiB with a thirty-second and sled's page cache a sixteenth, as now. The bound is 1.1×.
 
 mod common;
 

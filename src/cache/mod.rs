@@ -686,8 +686,8 @@ mod tests {
         assert_eq!(default_max_bytes(dir.path(), 0), 1 << 20);
         let budget = crate::limits::share_memory(64 << 20, 1, 1, Some(0), None, DEFAULT_TABLE_LIMIT).unwrap();
         let options = StoreOptions::within(&budget, dir.path());
-        assert_eq!(options.max_bytes, Some(4 << 20));
-        assert_eq!((options.hot_bytes, options.page_cache_bytes), (budget.store_hot_bytes, 8 << 20));
+        assert_eq!(options.max_bytes, Some(2 << 20));
+        assert_eq!((options.hot_bytes, options.page_cache_bytes), (budget.store_hot_bytes, 4 << 20));
     }
 
     /// Counts are kept by the writer thread, persisted with every batch, and right after a reopen;
