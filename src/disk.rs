@@ -70,6 +70,15 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// Whether another sled instance holds the store's lock: sled 0.34 reports it as `Other` with
+    /// this text (or `WouldBlock` from the OS).
+    fn is_lock_held(&self) -> bool {
+        matches!(self, Failure::Sled(sled::Error::Io(io))
+            if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("could not acquire lock"))
+    }
+}
+
 /// Whether an I/O error says the disk or the quota is full.
 pub(crate) fn is_no_space(io: &std::io::Error) -> bool {
     io.kind() == std::io::ErrorKind::StorageFull || matches!(io.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
@@ -142,24 +151,16 @@ pub struct OpenError {
 
 impl OpenError {
     fn new(described: Described, path: &Path, failure: &Failure) -> Self {
-        let reason = match failure {
-            // sled 0.34 reports a held lock as `Other` with this text (or `WouldBlock` from the OS).
-            Failure::Sled(sled::Error::Io(io))
-                if io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("could not acquire lock") =>
-            {
-                "it is locked by another running process (one server per directory)".to_string()
-            }
-            other => other.to_string(),
+        let reason = if failure.is_lock_held() {
+            "it is locked by another running process (one server per directory)".to_string()
+        } else {
+            failure.to_string()
         };
         Self::saying(described, path, reason)
     }
 
     fn saying(described: Described, path: &Path, reason: String) -> Self {
         Self { store: described.store, path: path.display().to_string(), reason }
-    }
-
-    fn is_lock_held(&self) -> bool {
-        self.reason.contains("lock")
     }
 }
 
@@ -199,9 +200,7 @@ pub(crate) fn open_or_move_aside<T>(
             Err(failure) => failure,
         };
         match failure.kind() {
-            Kind::Environment
-                if Instant::now() < deadline && OpenError::new(described, path, &failure).is_lock_held() =>
-            {
+            Kind::Environment if Instant::now() < deadline && failure.is_lock_held() => {
                 std::thread::sleep(Duration::from_millis(10));
             }
             _ => break failure,

@@ -39,28 +39,28 @@ pub fn start(token: &str, query: &[u8]) -> Result<Option<Vec<u8>>, InvalidArgume
     if token.is_empty() {
         return Ok(None);
     }
-    let invalid = || {
-        InvalidArgument::field(
-            "page_token",
-            format!("{} is not a next_page_token this server gave for this request", quoted(token)),
-        )
-    };
-    let bytes = decode_hex(token).ok_or_else(invalid)?;
+    let bytes = decode_hex(token).ok_or_else(|| not_given(token))?;
     match bytes.split_first() {
         Some((&VERSION, rest)) if rest.len() >= 8 && rest[..8] == fingerprint(query).to_be_bytes() => {
             Ok(Some(rest[8..].to_vec()))
         }
-        _ => Err(invalid()),
+        _ => Err(not_given(token)),
     }
+}
+
+/// INVALID_ARGUMENT on `page_token`: `token` is not one this server gave for this request.
+fn not_given(token: &str) -> InvalidArgument {
+    InvalidArgument::field(
+        "page_token",
+        format!("{} is not a next_page_token this server gave for this request", quoted(token)),
+    )
 }
 
 /// A start that is a big-endian integer of `N` bytes; INVALID_ARGUMENT for any other length.
 pub fn start_number<const N: usize>(token: &str, query: &[u8]) -> Result<Option<[u8; N]>, InvalidArgument> {
     match start(token, query)? {
         None => Ok(None),
-        Some(bytes) => bytes.try_into().map(Some).map_err(|_| {
-            InvalidArgument::field("page_token", format!("{} is not a next_page_token this server gave", quoted(token)))
-        }),
+        Some(bytes) => bytes.try_into().map(Some).map_err(|_| not_given(token)),
     }
 }
 

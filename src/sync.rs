@@ -1,13 +1,23 @@
-//! Small synchronization helpers used across the crate: mutexes that survive a panicking holder,
+//! Small synchronization helpers used across the crate: locks that survive a panicking holder,
 //! and a limit of one log line a minute for a recurring problem.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 /// Locks a mutex, recovering the data if a panicking thread poisoned it (the maps and counters
 /// kept under this crate's mutexes stay consistent: every critical section leaves them whole).
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Reads an `RwLock`, recovering the data if a panicking writer poisoned it (as [`lock`]).
+pub(crate) fn read<T>(rwlock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    rwlock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Writes an `RwLock`, recovering the data if a panicking writer poisoned it (as [`lock`]).
+pub(crate) fn write<T>(rwlock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    rwlock.write().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// At most one log line per interval for a recurring problem.

@@ -20,6 +20,7 @@ use tokio_rustls::rustls::{CertificateError, RootCertStore, ServerConfig};
 use tokio_rustls::TlsAcceptor;
 
 use crate::metrics::Metrics;
+use crate::sync::{lock, read, write};
 
 /// The PEM files of the server's TLS identity.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,7 +75,7 @@ impl ServerTls {
 
     /// An acceptor with the current certificates, for one new connection.
     pub fn acceptor(&self, protocol: Protocol) -> TlsAcceptor {
-        let configs = self.configs.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        let configs = read(&self.configs).clone();
         TlsAcceptor::from(match protocol {
             Protocol::Http2 => configs.http2.clone(),
             Protocol::Http1 => configs.http1.clone(),
@@ -83,15 +84,15 @@ impl ServerTls {
 
     /// Reads the files again (blocking file I/O); on an error the previous certificates stay.
     pub fn reload(&self) -> anyhow::Result<()> {
-        *self.stamps.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = stamps(&self.files);
+        *lock(&self.stamps) = stamps(&self.files);
         let configs = read_configs(&self.files)?;
-        *self.configs.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(configs);
+        *write(&self.configs) = Arc::new(configs);
         Ok(())
     }
 
     /// Whether a file changed (modification time or size) since the last reading (blocking).
     fn files_changed(&self) -> bool {
-        *self.stamps.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) != stamps(&self.files)
+        *lock(&self.stamps) != stamps(&self.files)
     }
 }
 

@@ -29,6 +29,7 @@ use tokio_rustls::server::TlsStream;
 
 use crate::grpc::tls::{Protocol, ServerTls};
 use crate::metrics::Metrics;
+use crate::sync::lock;
 
 /// The client connection preface of HTTP/2 is 24 bytes (RFC 9113, section 3.4).
 pub const HTTP2_PREFACE_BYTES: u64 = 24;
@@ -119,7 +120,7 @@ impl Slots {
     /// Closes the connection accepted first of those that have not started a call, if any (its
     /// slot is free once it has closed).
     fn displace_oldest_waiting(&self, metrics: &Metrics) {
-        let mut waiting = self.waiting.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut waiting = lock(&self.waiting);
         while let Some(entry) = waiting.pop_front() {
             if let Some(activity) = entry.upgrade().filter(|activity| !activity.ever_called.load(Ordering::Acquire)) {
                 activity.displaced.store(true, Ordering::Release);
@@ -133,7 +134,7 @@ impl Slots {
     /// Remembers a connection just accepted, as the newest that may be displaced; forgets those
     /// that closed or started a call (so at most one entry per open connection is kept).
     fn register(&self, activity: &Arc<ConnectionActivity>) {
-        let mut waiting = self.waiting.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut waiting = lock(&self.waiting);
         waiting.retain(|entry| entry.upgrade().is_some_and(|activity| !activity.ever_called.load(Ordering::Acquire)));
         waiting.push_back(Arc::downgrade(activity));
     }

@@ -26,9 +26,9 @@ use prost::Message;
 use super::{
     decode_record, decode_row, request_id, JobRecord, JobRecords, Put, StoreCondition, StoreError, StoreResult,
 };
-use crate::disk::{self, guarded, Failure, Kind, OnCorrupt, OpenError, Opening};
+use crate::disk::{self, guarded, Failure, OnCorrupt, OpenError, Opening};
 use crate::proto;
-use crate::sync::{lock, RateLimit};
+use crate::sync::{lock, read, write, RateLimit};
 
 /// How the job store is named in messages about opening it.
 const JOB_STORE: disk::Described = disk::Described {
@@ -140,6 +140,14 @@ fn items_tree_name(name: &str) -> String {
     format!("{ITEMS_PREFIX}{name}")
 }
 
+/// Deletes the table of job `name`; returns the bytes of keys and values it held.
+fn drop_table(opened: &Opened, name: &str) -> sled::Result<usize> {
+    let table = opened.db.open_tree(items_tree_name(name))?;
+    let held = table.iter().map_while(Result::ok).map(|(key, value)| key.len() + value.len()).sum();
+    opened.db.drop_tree(items_tree_name(name))?;
+    Ok(held)
+}
+
 /// The least free space the store is opened with: two of sled's 512 KiB segments.
 const MIN_FREE_BYTES: u64 = 1 << 20;
 
@@ -169,15 +177,47 @@ fn open_and_read(path: &Path, page_cache_bytes: u64) -> Result<(Opened, u64), Fa
             opened.db.flush()
         })?;
     }
-    rerun_damaged_tables(&opened)?;
-    let bytes = count_bytes(&opened)?;
-    Ok((opened, bytes))
+    let mut held = read_everything(&opened)?;
+    rerun_damaged_tables(&opened, &mut held)?;
+    Ok((opened, held.bytes))
+}
+
+/// What the job store holds, read entry by entry (so that damage anywhere is found at open).
+struct Held {
+    /// The bytes of the keys and values of its records, request ids and tables.
+    bytes: u64,
+    /// The rows of each table, by tree name.
+    rows: std::collections::HashMap<sled::IVec, u64>,
+}
+
+/// Reads every record, request id and table row of the job store once.
+fn read_everything(opened: &Opened) -> Result<Held, Failure> {
+    guarded(|| {
+        let mut held = Held { bytes: 0, rows: Default::default() };
+        for name in opened.db.tree_names() {
+            let is_table = name.starts_with(ITEMS_PREFIX.as_bytes());
+            if !(is_table || name == opened.records.name() || name == opened.request_ids.name()) {
+                continue;
+            }
+            let mut entries = 0;
+            for entry in opened.db.open_tree(&name)?.iter() {
+                let (key, value) = entry?;
+                held.bytes += (key.len() + value.len()) as u64;
+                entries += 1;
+            }
+            if is_table {
+                held.rows.insert(name, entries);
+            }
+        }
+        Ok(held)
+    })
 }
 
 /// Sends back to the queue every succeeded job whose table lost rows (sled's recovery can drop a
 /// damaged stretch of its log): its record is the same request with no result, so the runner runs
-/// it again, recomputing only the rows that are gone (the same rows: the engine is exact).
-fn rerun_damaged_tables(opened: &Opened) -> Result<(), Failure> {
+/// it again, recomputing only the rows that are gone (the same rows: the engine is exact). Keeps
+/// `held.bytes` up to date with the records it rewrites.
+fn rerun_damaged_tables(opened: &Opened, held: &mut Held) -> Result<(), Failure> {
     guarded(|| {
         for entry in opened.records.iter() {
             let (key, bytes) = entry?;
@@ -187,11 +227,11 @@ fn rerun_damaged_tables(opened: &Opened) -> Result<(), Failure> {
             if record.state() != proto::ExploreState::Succeeded || record.table_deleted || total == 0 {
                 continue;
             }
-            let held = opened.db.open_tree(items_tree_name(&name))?.len() as u64;
-            if held != total {
+            let rows = held.rows.get(items_tree_name(&name).as_bytes()).copied().unwrap_or(0);
+            if rows != total {
                 tracing::warn!(
                     name,
-                    held,
+                    rows,
                     total,
                     "a finished job's table lost rows in the job store; it runs again to recompute them"
                 );
@@ -199,29 +239,12 @@ fn rerun_damaged_tables(opened: &Opened) -> Result<(), Failure> {
                 let progress = record.progress_mut();
                 progress.set_state(proto::ExploreState::Queued);
                 progress.end_time = None;
-                opened.records.insert(key, record.encode_to_vec())?;
+                let rewritten = record.encode_to_vec();
+                held.bytes = held.bytes - bytes.len() as u64 + rewritten.len() as u64;
+                opened.records.insert(key, rewritten)?;
             }
         }
         Ok(())
-    })
-}
-
-/// The bytes of the keys and values of every tree of the job store, read one by one.
-fn count_bytes(opened: &Opened) -> Result<u64, Failure> {
-    guarded(|| {
-        let mut bytes = 0;
-        for name in opened.db.tree_names() {
-            if name == opened.records.name()
-                || name == opened.request_ids.name()
-                || name.starts_with(ITEMS_PREFIX.as_bytes())
-            {
-                for entry in opened.db.open_tree(&name)?.iter() {
-                    let (key, value) = entry?;
-                    bytes += (key.len() + value.len()) as u64;
-                }
-            }
-        }
-        Ok(bytes)
     })
 }
 
@@ -247,7 +270,7 @@ impl JobStore {
             request_ids: db.open_tree("request_ids").expect("a tree of a temporary database"),
             db,
         };
-        *store.opened.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(opened);
+        *write(&store.opened) = Some(opened);
         store
     }
 
@@ -291,16 +314,16 @@ impl JobStore {
                 ),
                 Err(failure) => tracing::warn!(%failure, "could not write the recovered job records"),
             }
-            self.bytes.store(count_bytes(&opened).unwrap_or(bytes), Ordering::Relaxed);
+            self.bytes.store(read_everything(&opened).map_or(bytes, |held| held.bytes), Ordering::Relaxed);
         }
-        *self.opened.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(opened);
+        *write(&self.opened) = Some(opened);
         lock(&self.unavailable).clear();
         Ok(true)
     }
 
     /// The open database, or why there is none.
     fn opened(&self) -> StoreResult<Opened> {
-        match &*self.opened.read().unwrap_or_else(|poisoned| poisoned.into_inner()) {
+        match &*read(&self.opened) {
             Some(opened) => Ok(opened.clone()),
             None => Err(StoreError::Unavailable(lock(&self.unavailable).clone())),
         }
@@ -311,7 +334,8 @@ impl JobStore {
     fn with<T>(&self, operation: impl FnOnce(&Opened) -> sled::Result<T>) -> StoreResult<T> {
         let opened = self.opened()?;
         guarded(|| operation(&opened)).map_err(|failure| {
-            if failure.kind() == Kind::NoSpace || matches!(failure, Failure::Sled(sled::Error::Io(_))) {
+            // A full disk is one of these; after any, sled 0.34 refuses every later write.
+            if matches!(failure, Failure::Sled(sled::Error::Io(_))) {
                 self.lose(&format!("it cannot write ({failure})"));
             }
             StoreError::Sled(failure.to_string())
@@ -324,7 +348,7 @@ impl JobStore {
         let reason = format!(
             "the job store at {dir} is unavailable: {why}; job calls resume by themselves once it can write again"
         );
-        self.opened.write().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        write(&self.opened).take();
         let before = std::mem::replace(&mut *lock(&self.unavailable), reason.clone());
         if before != reason {
             tracing::error!("{reason}");
@@ -353,7 +377,7 @@ impl JobStore {
 
     /// Whether the store is open (`nimber_jobs_store_writable`).
     pub fn writable(&self) -> bool {
-        self.opened.read().unwrap_or_else(|poisoned| poisoned.into_inner()).is_some()
+        read(&self.opened).is_some()
     }
 
     /// The bytes of keys and values it holds (`nimber_jobs_store_bytes`).
@@ -393,12 +417,7 @@ impl JobStore {
             if self.bytes() <= max {
                 break;
             }
-            let freed = self.with(|opened| {
-                let tree = opened.db.open_tree(items_tree_name(&record.name))?;
-                let freed: usize = tree.iter().map_while(Result::ok).map(|(key, value)| key.len() + value.len()).sum();
-                opened.db.drop_tree(items_tree_name(&record.name))?;
-                Ok(freed)
-            })?;
+            let freed = self.with(|opened| drop_table(opened, &record.name))?;
             self.count_out(freed);
             record.table_deleted = true;
             self.overwrite(&record)?;
@@ -517,9 +536,7 @@ impl JobRecords for JobStore {
             if !request_id.is_empty() {
                 freed += opened.request_ids.remove(request_id)?.map_or(0, |name| name.len() + request_id.len());
             }
-            let items = opened.db.open_tree(items_tree_name(&record.name))?;
-            freed += items.iter().map_while(Result::ok).map(|(key, value)| key.len() + value.len()).sum::<usize>();
-            opened.db.drop_tree(items_tree_name(&record.name))?;
+            freed += drop_table(opened, &record.name)?;
             freed += opened.records.remove(record.name.as_bytes())?.map_or(0, |old| old.len() + record.name.len());
             Ok(freed)
         })?;
