@@ -7,89 +7,31 @@
 use std::collections::HashMap;
 
 use crate::cache::Store;
-use crate::games::{GameTag, Memo};
+use crate::games::registry::with_games;
+use crate::games::{GameTag, Memo, ServedGame, Sizes};
 use crate::jobs::{new_name, status, JobRecord, JobRecords, Put, StoreError};
 use crate::proto::{self, position::Game as P};
 use crate::random::SplitMix;
 
-/// The five games, for drawing random positions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// Cutting game.
-    Cutting,
-    /// Stone boxes.
-    StoneBoxes,
-    /// More Reclamation.
-    Reclamation,
-    /// 2×2 placement.
-    Tetris,
-    /// Diagonal walk.
-    DiagonalWalk,
-}
-
-impl Kind {
-    /// Every game.
-    pub const ALL: [Kind; 5] = [Kind::Cutting, Kind::StoneBoxes, Kind::Reclamation, Kind::Tetris, Kind::DiagonalWalk];
-    /// The four games answered by a closed form (every game but the 2×2 placement game).
-    pub const CLOSED_FORM: [Kind; 4] = [Kind::Cutting, Kind::StoneBoxes, Kind::Reclamation, Kind::DiagonalWalk];
-}
-
 /// The largest sides the tests draw for positions that are not huge: brute forces stay fast.
 pub const SMALL_SIDES: u64 = 9;
 
-/// A random valid position of `kind`. The closed-form games get sizes up to `small` (at least 1),
-/// or in one position of five huge ones (up to 2^64 − 1); boards are 1 to 6 cells a side with a
-/// fifth of their cells blocked, so brute force and search stay fast.
-pub fn random_position(random: &mut SplitMix, kind: Kind, small: u64) -> proto::Position {
-    let huge = random.percent(20);
-    let small = small.max(1);
-    let size = |random: &mut SplitMix| if huge { random.range(1, u64::MAX) } else { random.range(1, small) };
-    let game = match kind {
-        Kind::Cutting => P::Cutting(proto::Cutting {
-            pieces: (0..random.range(1, 3))
-                .map(|_| proto::Piece { width: size(random).max(2), height: size(random).max(2) })
-                .collect(),
-        }),
-        Kind::StoneBoxes => P::StoneBoxes(proto::StoneBoxes {
-            boxes: (0..random.range(1, 3))
-                .map(|_| {
-                    let capacity = size(random);
-                    proto::StoneBox { capacity, stones: random.range(0, capacity) }
-                })
-                .collect(),
-        }),
-        Kind::Reclamation => {
-            let rows = size(random);
-            let mut reclaimed: Vec<proto::Cell> = Vec::new();
-            for _ in 0..random.range(0, 3) {
-                let cell = proto::Cell { row: random.range(1, rows), column: random.range(1, 2) };
-                let conflicts = reclaimed.iter().any(|other| {
-                    other.row == cell.row || (other.column != cell.column && other.row.abs_diff(cell.row) <= 1)
-                });
-                if !conflicts {
-                    reclaimed.push(cell);
-                }
-            }
-            P::Reclamation(proto::Reclamation { rows, reclaimed })
-        }
-        Kind::Tetris => {
-            let (height, width) = (random.range(1, 6) as usize, random.range(1, 6) as usize);
-            P::Tetris(proto::Tetris { rows: random_board(random, height, width, 20) })
-        }
-        Kind::DiagonalWalk => {
-            let (rows, columns) = (size(random), size(random));
-            let step = if random.percent(50) { random.range(1, 3) } else { size(random) };
-            P::DiagonalWalk(proto::DiagonalWalk {
-                rows,
-                columns,
-                step,
-                row: random.range(1, rows),
-                column: random.range(1, columns),
-            })
+macro_rules! define_random_position {
+    ($($game:ident($position:ty) = $tag:literal,)*) => {
+        /// A random valid position of the game `game` ([`ServedGame::random_message`]). Sizes are up
+        /// to `small` (at least 1), or in one position of five huge (up to 2^64 − 1), where the game
+        /// allows it; boards are small, so that brute force and search stay fast.
+        pub fn random_position(random: &mut SplitMix, game: GameTag, small: u64) -> proto::Position {
+            let sizes = Sizes { huge: random.percent(20), small };
+            let game = match game {
+                $(GameTag::$game => P::$game(<$position as ServedGame>::random_message(random, sizes)),)*
+            };
+            proto::Position { game: Some(game) }
         }
     };
-    proto::Position { game: Some(game) }
 }
+
+with_games!(define_random_position);
 
 /// The rows of a random `height`×`width` board of the 2×2 placement game, each cell blocked
 /// (`1`) with probability `blocked_percent`/100, free (`0`) otherwise.
@@ -244,7 +186,7 @@ mod tests {
     fn random_positions_are_valid() {
         let mut random = SplitMix::new(9);
         for small in [1, 9, 1000] {
-            for kind in Kind::ALL {
+            for &kind in GameTag::ALL {
                 for _ in 0..200 {
                     let position = random_position(&mut random, kind, small);
                     assert!(crate::grpc::convert::position_from_proto(Some(position.clone())).is_ok(), "{position:?}");

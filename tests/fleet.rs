@@ -4,8 +4,9 @@
 
 mod common;
 
+use nimber::games::GameTag;
 use nimber::games::Value;
-use nimber::testing::{random_position, Kind, SMALL_SIDES};
+use nimber::testing::{random_position, SMALL_SIDES};
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -255,7 +256,7 @@ fn load(servers: Vec<String>, stop: Arc<AtomicBool>, answered: Arc<AtomicU64>) -
         let mut errors = Vec::new();
         let mut turn = 0usize;
         while !stop.load(Ordering::Relaxed) {
-            let kind = Kind::ALL[turn % Kind::ALL.len()];
+            let kind = GameTag::ALL[turn % GameTag::ALL.len()];
             let position = if turn.is_multiple_of(7) {
                 board(3 + turn / 7 % 5, 4 + turn / 35 % 4)
             } else {
@@ -366,7 +367,7 @@ async fn a_corrupt_value_in_redis_is_recomputed_and_overwritten_never_served() {
 fn top_level_key(size: usize) -> Vec<u8> {
     let board = nimber::games::tetris::Board::new(&vec!["0".repeat(size); size]).unwrap();
     let asked = std::cell::RefCell::new(Vec::new());
-    let _ = board.value_without_search(&|key| {
+    let _ = nimber::games::ServedGame::value_without_search(&board, &|_, key| {
         asked.borrow_mut().push(key.to_vec());
         None
     });

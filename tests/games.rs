@@ -6,10 +6,11 @@ mod common;
 
 use common::{engine_value, solve_request, TestServer};
 use nimber::games::Game;
+use nimber::games::GameTag;
 use nimber::games::Value;
 use nimber::proto::{self, position::Game as P, Outcome};
 use nimber::random::SplitMix;
-use nimber::testing::{random_position, Kind, SMALL_SIDES};
+use nimber::testing::{random_position, SMALL_SIDES};
 use tonic::Code;
 
 fn tetris(rows: &[&str]) -> proto::Position {
@@ -21,7 +22,7 @@ async fn closed_form_games_answer_like_the_engine_and_their_best_moves_win() {
     let server = TestServer::builder().start();
     let mut client = server.client().await;
     let mut random = SplitMix::new(4);
-    for kind in [Kind::Reclamation, Kind::DiagonalWalk] {
+    for kind in [GameTag::Reclamation, GameTag::DiagonalWalk] {
         for _ in 0..150 {
             let position = random_position(&mut random, kind, SMALL_SIDES);
             let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
@@ -124,7 +125,7 @@ async fn tetris_boards_answer_like_the_engine_and_best_moves_win() {
     }
     let mut random = SplitMix::new(3);
     for _ in 0..40 {
-        let position = random_position(&mut random, Kind::Tetris, SMALL_SIDES);
+        let position = random_position(&mut random, GameTag::Tetris, SMALL_SIDES);
         let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
         assert_eq!(answer.grundy, engine_value(&position).nimber(), "{position:?}");
         let best =

@@ -17,10 +17,11 @@ use std::time::{Duration, Instant};
 
 use common::{assert_refuses_to_start, call_raw, engine_value, Mount, TestServer};
 use nimber::games::sum::SumValue;
+use nimber::games::GameTag;
 use nimber::games::{analysis, mex, Budget, Game, NoMemo, Outcome, Position, SearchContext, Value};
 use nimber::proto::{self, position::Game as P};
 use nimber::random::SplitMix;
-use nimber::testing::{board_position, random_board, random_position, Kind, SMALL_SIDES};
+use nimber::testing::{board_position, random_board, random_position, SMALL_SIDES};
 use prost::Message;
 use tonic::Code;
 
@@ -126,8 +127,8 @@ async fn garbage_and_unknown_version_values_are_recomputed_and_overwritten() {
 #[test]
 fn a_store_locked_by_a_running_server_is_a_clear_error() {
     let first = TestServer::builder().start();
-    // cache.rs words this "locked by another running process" for an io::ErrorKind::WouldBlock, but
-    // sled 0.34.7 reports a held lock as ErrorKind::Other, "could not acquire lock on ...": either
+    // cache.rs words this "locked by another running process" for an io::ErrorGameTag::WouldBlock, but
+    // sled 0.34.7 reports a held lock as ErrorGameTag::Other, "could not acquire lock on ...": either
     // wording is one clear line.
     assert_refuses_to_start(&first.data_dir, &[], "lock");
     // The first server is undisturbed.
@@ -218,7 +219,7 @@ const RPCS: [Rpc; 3] = [Rpc::Solve, Rpc::BestMove, Rpc::Analyze];
 fn seed_position(random: &mut SplitMix, depth: usize) -> proto::Position {
     match random.below(10) {
         0..=4 => {
-            let kind = random.pick(&Kind::ALL);
+            let kind = random.pick(GameTag::ALL);
             random_position(random, kind, SMALL_SIDES)
         }
         5 => {
@@ -268,7 +269,7 @@ fn seed_position(random: &mut SplitMix, depth: usize) -> proto::Position {
             };
             proto::Position { game: Some(game) }
         }
-        _ => random_position(random, Kind::Tetris, SMALL_SIDES),
+        _ => random_position(random, GameTag::Tetris, SMALL_SIDES),
     }
 }
 

@@ -3,10 +3,11 @@
 mod common;
 
 use common::{solve_request, TestServer};
+use nimber::games::GameTag;
 use nimber::games::{Game, SearchContext, Value};
 use nimber::proto::{self, position::Game as P, solver_client::SolverClient, Outcome};
 use nimber::random::SplitMix;
-use nimber::testing::{random_position, Kind, SMALL_SIDES};
+use nimber::testing::{random_position, SMALL_SIDES};
 use tonic::transport::Channel;
 use tonic::Code;
 
@@ -15,7 +16,7 @@ fn sum(components: Vec<proto::Position>) -> proto::Position {
 }
 
 fn random_component(random: &mut SplitMix) -> proto::Position {
-    let kind = random.pick(&Kind::ALL);
+    let kind = random.pick(GameTag::ALL);
     random_position(random, kind, SMALL_SIDES)
 }
 

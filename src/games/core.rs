@@ -1,10 +1,10 @@
 //! What every game shares: the [`Game`] trait, [`Value`] and [`Outcome`], nimber arithmetic,
 //! the [`SearchContext`] context (deadline, statistics, persistent memo) and the error a solve can end with.
 //!
-//! This file depends on nothing outside the standard library, so a game module can be compiled and
-//! tested with it alone.
+//! This file depends on nothing outside the standard library but the registry's [`GameTag`] and
+//! [`Learnt`].
 
-use std::any::Any;
+use super::{GameTag, Learnt};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -181,17 +181,20 @@ pub struct Stats {
     pub cache_hits: u64,
 }
 
-/// Games whose values are memoized persistently; the tag is the first byte of every memo key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum GameTag {
-    /// The 2×2 placement game: keys are canonical component encodings.
-    Tetris = 3,
-}
-
 /// A persistent memo of expensive values, keyed by game and canonical encoding.
 ///
-/// Implemented over sled by the cache module; games only see this trait.
+/// Implemented over sled (and Redis, for a fleet) by the cache module; games only see this trait.
+/// Each method is here because a caller needs it:
+/// - [`get`](Memo::get) and [`put`](Memo::put): a search's reads and writes, `put` with the cost
+///   that the store's bounded eviction keeps the most expensive values by;
+/// - [`flush`](Memo::flush): the jobs' checkpointer makes a long job's finished components durable
+///   once a second, so that kill -9 loses at most that second;
+/// - [`peek`](Memo::peek): the service answers a warm position on the async runtime, which must not
+///   wait for disk;
+/// - [`remembers`](Memo::remembers): a search through [`NoMemo`] (the judge, the tests) skips
+///   building keys that would be thrown away;
+/// - [`get_or_compute`](Memo::get_or_compute): concurrent solves (and a fleet's replicas) asking
+///   for one missing component compute it once.
 pub trait Memo: Send + Sync {
     /// The stored value of `key`, if any (may read the disk).
     fn get(&self, game: GameTag, key: &[u8]) -> Option<u64>;
@@ -261,7 +264,7 @@ pub struct SearchContext<'a> {
     pub table_limit: usize,
     /// What the solves through this context have learnt, kept for the next one: a game's own
     /// tables (one game at a time; a solve of another game starts afresh).
-    pub learnt: Option<Box<dyn Any + Send>>,
+    pub learnt: Learnt,
 }
 
 /// The default for [`SearchContext::table_limit`]: 11 Mi entries, so a solve's tables may take
@@ -272,7 +275,7 @@ pub const DEFAULT_TABLE_LIMIT: usize = 11 << 20;
 impl<'a> SearchContext<'a> {
     /// A context with the given budget and memo and zeroed counters.
     pub fn new(budget: Budget, memo: &'a dyn Memo) -> Self {
-        Self { budget, stats: Stats::default(), memo, table_limit: DEFAULT_TABLE_LIMIT, learnt: None }
+        Self { budget, stats: Stats::default(), memo, table_limit: DEFAULT_TABLE_LIMIT, learnt: Learnt::Nothing }
     }
 }
 

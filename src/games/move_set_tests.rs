@@ -168,13 +168,13 @@ fn every_game_matches_search_on_small_positions() {
     }
     // Sums mixing the games, the cutting game's finished and won-at-once positions among them.
     let pool = [
-        Position::Cutting(Paper::new(vec![Piece { width: 4, height: 3 }]).expect("valid")),
-        Position::Cutting(Paper::new(vec![Piece { width: 3, height: 1 }]).expect("valid")),
-        Position::Cutting(Paper::new(vec![Piece { width: 1, height: 1 }]).expect("valid")),
-        Position::StoneBoxes(Boxes::new(vec![StoneBox { capacity: 9, stones: 2 }]).expect("valid")),
-        Position::Reclamation(River::new(5, vec![Cell { row: 2, column: 1 }]).expect("valid")),
-        Position::DiagonalWalk(Walk::new(4, 5, 2, 1, 1).expect("valid")),
-        Position::Tetris(Box::new(Board::new(&["0000".into(), "0000".into(), "0100".into()]).expect("valid"))),
+        Position::from(Paper::new(vec![Piece { width: 4, height: 3 }]).expect("valid")),
+        Position::from(Paper::new(vec![Piece { width: 3, height: 1 }]).expect("valid")),
+        Position::from(Paper::new(vec![Piece { width: 1, height: 1 }]).expect("valid")),
+        Position::from(Boxes::new(vec![StoneBox { capacity: 9, stones: 2 }]).expect("valid")),
+        Position::from(River::new(5, vec![Cell { row: 2, column: 1 }]).expect("valid")),
+        Position::from(Walk::new(4, 5, 2, 1, 1).expect("valid")),
+        Position::from(Board::new(&["0000".into(), "0000".into(), "0100".into()]).expect("valid")),
     ];
     for first in &pool {
         assert_move_sets_match_search(first, &sum_targets());

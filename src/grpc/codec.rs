@@ -5,9 +5,11 @@
 //! of its bytes and nothing more. (Services whose code is not generated here, health and reflection, get
 //! the same code from the call layer, [`crate::grpc::calls`].)
 //!
-//! The scan walks the protobuf wire format without allocating. It knows the field numbers of
-//! `Position`, `Sum` and the lists that hold a game's items (`Cutting.pieces`, `StoneBoxes.boxes`,
-//! `Reclamation.reclaimed`, `Tetris.rows`), skips every other field, and counts over the whole request:
+//! The scan walks the protobuf wire format without allocating. Its field table (`Layout`) is read
+//! once from the service's own protobuf descriptor: the number of `Position.sum` and
+//! `Sum.components`, every other field of `Position`'s `game` oneof (a game), and each game
+//! message's repeated fields (its items, packed or not). A new game's items are counted with no code
+//! here. Other fields are skipped, as prost skips them. It counts over the whole request:
 //! - items (every piece, box, reclaimed cell, board row and sum) against [`MAX_ITEMS`],
 //! - game positions (the components after flattening) against [`sum::MAX_COMPONENTS`],
 //! - the nesting of sums against [`sum::MAX_DEPTH`].
@@ -183,16 +185,104 @@ fn rejected(error: InvalidArgument) -> Status {
 /// Checks an encoded request (field 1 is its `position` in every request type) against the limits.
 fn check_request(body: &[u8], name: &str) -> Result<(), InvalidArgument> {
     let malformed = |error: Malformed| InvalidArgument::request(format!("the body is not a valid {name}: {error}"));
-    let mut scan = Scan { items: 0, components: 0, path: [0; sum::MAX_DEPTH] };
+    let mut scan = Scan::new();
     for field in Fields::new(body) {
         if let (1, Wire::Bytes(position)) = field.map_err(malformed)? {
             scan.position(position, 0).map_err(|error| error.into_invalid(malformed))?;
         }
     }
-    if scan.components > sum::MAX_COMPONENTS {
-        return Err(InvalidArgument::setup("sum", &sum::SumError::TooManyComponents(scan.components)));
+    scan.finish()
+}
+
+/// Checks an encoded `Position` against the limits, as a request holding it is checked.
+pub fn check_position(position: &[u8]) -> Result<(), InvalidArgument> {
+    let malformed =
+        |error: Malformed| InvalidArgument::request(format!("the position is not a valid nimber.v1.Position: {error}"));
+    let mut scan = Scan::new();
+    scan.position(position, 0).map_err(|error| error.into_invalid(malformed))?;
+    scan.finish()
+}
+
+/// How a repeated field of a game message holds its items on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Items {
+    /// One length-delimited field per item (messages, strings, bytes).
+    Delimited,
+    /// Varints: one per field, or packed into one length-delimited field.
+    Varints,
+    /// Fixed-size numbers of this many bytes: one per field, or packed.
+    Fixed(usize),
+}
+
+/// A repeated field of a game message: its number, its path (`cutting.pieces`), how it is held.
+#[derive(Debug)]
+struct List {
+    number: u32,
+    path: String,
+    items: Items,
+}
+
+/// The field table of `Position`, read from the descriptor.
+#[derive(Debug)]
+struct Layout {
+    /// The field number of `Position.sum`.
+    sum: u32,
+    /// The field number of `Sum.components`.
+    components: u32,
+    /// Each game's field number in `Position`, and its message's repeated fields.
+    games: Vec<(u32, Vec<List>)>,
+}
+
+impl Layout {
+    /// The table, read once from [`proto::FILE_DESCRIPTOR_SET`].
+    fn get() -> &'static Layout {
+        static LAYOUT: std::sync::OnceLock<Layout> = std::sync::OnceLock::new();
+        LAYOUT.get_or_init(|| {
+            Layout::read(proto::FILE_DESCRIPTOR_SET).expect("the built-in descriptor describes Position")
+        })
     }
-    Ok(())
+
+    /// The table of the descriptor set `encoded`; an error names what it lacks.
+    fn read(encoded: &[u8]) -> Result<Layout, String> {
+        use prost_types::field_descriptor_proto::{Label, Type};
+        let files = prost_types::FileDescriptorSet::decode(encoded).map_err(|error| error.to_string())?;
+        let messages: Vec<_> = files
+            .file
+            .iter()
+            .filter(|file| file.package() == "nimber.v1")
+            .flat_map(|file| file.message_type.iter())
+            .collect();
+        let message = |name: &str| {
+            let short = name.trim_start_matches(".nimber.v1.");
+            messages.iter().find(|message| message.name() == short).ok_or(format!("no message {name}"))
+        };
+        let position = message("Position")?;
+        let field_of = |message: &prost_types::DescriptorProto, name: &str| {
+            message.field.iter().find(|field| field.name() == name).map(|field| field.number() as u32)
+        };
+        let sum = field_of(position, "sum").ok_or("no Position.sum")?;
+        let components = field_of(message("Sum")?, "components").ok_or("no Sum.components")?;
+        let mut games = Vec::new();
+        for game in position.field.iter().filter(|field| field.oneof_index.is_some() && field.name() != "sum") {
+            let lists = message(game.type_name())?
+                .field
+                .iter()
+                .filter(|field| field.label() == Label::Repeated)
+                .map(|field| List {
+                    number: field.number() as u32,
+                    path: format!("{}.{}", game.name(), field.name()),
+                    items: match field.r#type() {
+                        Type::Message | Type::String | Type::Bytes | Type::Group => Items::Delimited,
+                        Type::Fixed32 | Type::Sfixed32 | Type::Float => Items::Fixed(4),
+                        Type::Fixed64 | Type::Sfixed64 | Type::Double => Items::Fixed(8),
+                        _ => Items::Varints,
+                    },
+                })
+                .collect();
+            games.push((game.number() as u32, lists));
+        }
+        Ok(Layout { sum, components, games })
+    }
 }
 
 /// Why a scan stopped.
@@ -247,29 +337,32 @@ impl fmt::Display for ItemPath<'_> {
 }
 
 impl Scan {
+    fn new() -> Self {
+        Scan { items: 0, components: 0, path: [0; sum::MAX_DEPTH] }
+    }
+
+    /// The components' limit, checked once the whole request is counted.
+    fn finish(self) -> Result<(), InvalidArgument> {
+        if self.components > sum::MAX_COMPONENTS {
+            return Err(InvalidArgument::setup("sum", &sum::SumError::TooManyComponents(self.components)));
+        }
+        Ok(())
+    }
+
     /// Scans a `Position` at nesting `depth` (the number of enclosing sums).
     fn position(&mut self, bytes: &[u8], depth: usize) -> Result<(), ScanError> {
+        let layout = Layout::get();
         let mut has_sum = false;
         let mut is_game = false;
         for field in Fields::new(bytes) {
             let (number, wire) = field?;
             let Wire::Bytes(game) = wire else { continue };
-            let list = match number {
-                1 => Some((1, "cutting.pieces")),
-                2 => Some((1, "stone_boxes.boxes")),
-                3 => Some((2, "reclamation.reclaimed")),
-                4 => Some((1, "tetris.rows")),
-                5 => None,
-                6 => {
-                    self.sum(game, depth)?;
-                    has_sum = true;
-                    continue;
-                }
-                _ => continue,
-            };
-            is_game = true;
-            if let Some((list_field, name)) = list {
-                self.list(game, list_field, depth, name)?;
+            if number == layout.sum {
+                self.sum(game, depth)?;
+                has_sum = true;
+            } else if let Some((_, lists)) = layout.games.iter().find(|(game, _)| *game == number) {
+                is_game = true;
+                self.lists(game, lists, depth)?;
             }
         }
         // A position with no game costs as much as a game, so counts as one (and is rejected later).
@@ -289,14 +382,16 @@ impl Scan {
         Ok(())
     }
 
-    /// Counts the occurrences of the list field `list_field` of a game message as items.
-    fn list(&mut self, bytes: &[u8], list_field: u32, depth: usize, name: &str) -> Result<(), ScanError> {
-        let mut index = 0;
+    /// Counts the items of a game message's lists.
+    fn lists(&mut self, bytes: &[u8], lists: &[List], depth: usize) -> Result<(), ScanError> {
+        let mut counted = vec![0; lists.len()];
         for field in Fields::new(bytes) {
             let (number, wire) = field?;
-            if number == list_field && matches!(wire, Wire::Bytes(_)) {
-                self.item(depth, name, Some(index))?;
-                index += 1;
+            if let Some(at) = lists.iter().position(|list| list.number == number) {
+                for _ in 0..wire.items(lists[at].items) {
+                    self.item(depth, &lists[at].path, Some(counted[at]))?;
+                    counted[at] += 1;
+                }
             }
         }
         Ok(())
@@ -310,12 +405,16 @@ impl Scan {
             let error = InvalidArgument::setup("sum", &sum::SumError::TooDeep);
             return Err(ScanError::Limit(error.within(&path.to_string())));
         }
+        let components = Layout::get().components;
         let mut index = 0;
         for field in Fields::new(bytes) {
-            if let (1, Wire::Bytes(component)) = field? {
-                self.path[depth] = index;
-                self.position(component, depth + 1)?;
-                index += 1;
+            match field? {
+                (number, Wire::Bytes(component)) if number == components => {
+                    self.path[depth] = index;
+                    self.position(component, depth + 1)?;
+                    index += 1;
+                }
+                _ => {}
             }
         }
         Ok(())
@@ -355,6 +454,19 @@ enum Wire<'a> {
     Bytes(&'a [u8]),
     /// Any other field (varint, fixed, group).
     Other,
+}
+
+impl Wire<'_> {
+    /// How many items of a list this field holds, given how the list holds them.
+    fn items(&self, items: Items) -> usize {
+        match (self, items) {
+            (Wire::Bytes(_), Items::Delimited) => 1,
+            (Wire::Bytes(packed), Items::Varints) => packed.iter().filter(|&&byte| byte < 0x80).count(),
+            (Wire::Bytes(packed), Items::Fixed(size)) => packed.len() / size,
+            (Wire::Other, Items::Delimited) => 0,
+            (Wire::Other, Items::Varints | Items::Fixed(_)) => 1,
+        }
+    }
 }
 
 /// The fields of an encoded message in order: (field number, payload).
@@ -535,5 +647,24 @@ mod tests {
         body.extend(proto::SolveRequest { position: Some(cutting(3)), id: String::new() }.encode_to_vec());
         assert_eq!(proto::SolveRequest::check(&body), Ok(()));
         assert_eq!(proto::SolveRequest::decode(body.as_slice()).unwrap().position, Some(cutting(3)));
+    }
+
+    #[test]
+    fn the_field_table_comes_from_the_descriptor_and_covers_every_registered_game() {
+        let layout = Layout::get();
+        assert_eq!(layout.games.len(), crate::games::GameTag::ALL.len());
+        let lists: Vec<&str> =
+            layout.games.iter().flat_map(|(_, lists)| lists.iter().map(|list| list.path.as_str())).collect();
+        assert_eq!(lists, ["cutting.pieces", "stone_boxes.boxes", "reclamation.reclaimed", "tetris.rows"]);
+        assert!(layout.games.iter().flat_map(|(_, lists)| lists).all(|list| list.items == Items::Delimited));
+    }
+
+    #[test]
+    fn packed_numbers_count_one_item_each() {
+        // 1, 150 (two bytes) and 5: three varints in one packed field.
+        assert_eq!(Wire::Bytes(&[0x01, 0x96, 0x01, 0x05]).items(Items::Varints), 3);
+        assert_eq!(Wire::Bytes(&[0; 16]).items(Items::Fixed(8)), 2);
+        assert_eq!(Wire::Other.items(Items::Varints), 1);
+        assert_eq!(Wire::Bytes(b"row").items(Items::Delimited), 1);
     }
 }

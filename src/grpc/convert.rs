@@ -3,13 +3,13 @@
 //! validating constructor decides what is legal.
 
 use crate::games::analysis::{self, Analysis};
+use crate::games::registry::with_games;
 use crate::games::sum::Sum;
 use crate::games::sum::SumValue;
-use crate::games::{
-    cutting, describe, diagonal_walk, reclamation, stone_boxes, tetris, too_many_items, FieldPath, Move, Outcome,
-    Position, SetupError, Stats, Value, MAX_ITEMS,
-};
+use crate::games::{describe, FieldPath, Move, Outcome, Position, ServedGame, SetupError, Stats, Value};
+use crate::grpc::codec;
 use crate::proto;
+use prost::Message;
 use proto::position::Game as ProtoGame;
 
 /// A request that is not acceptable: the field at fault (its protobuf path, e.g.
@@ -56,161 +56,70 @@ impl std::fmt::Display for InvalidArgument {
 
 impl std::error::Error for InvalidArgument {}
 
-/// The domain position of a request's `position` field (required).
+/// The domain position of a request's `position` field (required). Its size limits are checked
+/// first, on its encoded form, by the codec's scan ([`codec::check_position`]): a request over them
+/// costs a scan of its bytes, and the limits are written once.
 pub fn position_from_proto(position: Option<proto::Position>) -> Result<Position, InvalidArgument> {
     let position = position.ok_or_else(|| InvalidArgument::field("position", "is required"))?;
-    game_from_proto(position, 0, &mut 0)
+    codec::check_position(&position.encode_to_vec())?;
+    game_from_proto(position, 0)
 }
 
-/// Counts `count` more items of the list `field` against [`MAX_ITEMS`] for the whole request
-/// (`items` so far), naming the first item past the limit.
-fn count_items(items: &mut usize, count: usize, field: &str) -> Result<(), InvalidArgument> {
-    if count > MAX_ITEMS - *items {
-        let index = MAX_ITEMS - *items;
-        let path = format!("{field}[{index}]");
-        return Err(InvalidArgument { message: too_many_items(&path), field: path });
-    }
-    *items += count;
-    Ok(())
-}
+macro_rules! define_conversion {
+    ($($game:ident($position:ty) = $tag:literal,)*) => {
+        /// The domain position of `position`, a sum's component at nesting `depth` (0 at the top).
+        fn game_from_proto(position: proto::Position, depth: usize) -> Result<Position, InvalidArgument> {
+            let game = position.game.ok_or_else(|| {
+                let games = [$(<$position as ServedGame>::NAME),*].join(", ");
+                InvalidArgument::field("position", format!("must set one game: {games} or sum"))
+            })?;
+            Ok(match game {
+                $(ProtoGame::$game(message) => Position::from(
+                    <$position as ServedGame>::from_message(message)
+                        .map_err(|error| InvalidArgument::setup(<$position as ServedGame>::NAME, &error))?,
+                ),)*
+                ProtoGame::Sum(components) => {
+                    let components = components
+                        .components
+                        .into_iter()
+                        .enumerate()
+                        .map(|(index, component)| {
+                            game_from_proto(component, depth + 1)
+                                .map_err(|error| error.within(&format!("sum.components[{index}].")))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Position::Sum(Sum::new(components, depth).map_err(|error| InvalidArgument::setup("sum", &error))?)
+                }
+            })
+        }
 
-/// The domain position of `position`, a sum's component at nesting `depth` (0 at the top), with
-/// `items` counted so far in the request.
-fn game_from_proto(position: proto::Position, depth: usize, items: &mut usize) -> Result<Position, InvalidArgument> {
-    let game = position.game.ok_or_else(|| {
-        InvalidArgument::field(
-            "position",
-            "must set one game: cutting, stone_boxes, reclamation, tetris, diagonal_walk or sum",
-        )
-    })?;
-    match &game {
-        ProtoGame::Cutting(paper) => count_items(items, paper.pieces.len(), "cutting.pieces")?,
-        ProtoGame::StoneBoxes(boxes) => count_items(items, boxes.boxes.len(), "stone_boxes.boxes")?,
-        ProtoGame::Reclamation(river) => count_items(items, river.reclaimed.len(), "reclamation.reclaimed")?,
-        ProtoGame::Tetris(board) => count_items(items, board.rows.len(), "tetris.rows")?,
-        ProtoGame::DiagonalWalk(_) => {}
-        ProtoGame::Sum(_) => {
-            if *items >= MAX_ITEMS {
-                return Err(InvalidArgument { field: "sum".into(), message: too_many_items("sum") });
-            }
-            *items += 1;
+        /// The protobuf form of a position.
+        pub fn position_to_proto(position: &Position) -> proto::Position {
+            let game = match position {
+                $(Position::$game(game) => ProtoGame::$game(game.to_message()),)*
+                Position::Sum(sum) => {
+                    ProtoGame::Sum(proto::Sum { components: sum.components().iter().map(position_to_proto).collect() })
+                }
+            };
+            proto::Position { game: Some(game) }
         }
-    }
-    Ok(match game {
-        ProtoGame::Cutting(paper) => {
-            let pieces = paper.pieces.into_iter().map(|p| cutting::Piece { width: p.width, height: p.height });
-            Position::Cutting(
-                cutting::Paper::new(pieces.collect()).map_err(|error| InvalidArgument::setup("cutting", &error))?,
-            )
-        }
-        ProtoGame::StoneBoxes(boxes) => {
-            let boxes =
-                boxes.boxes.into_iter().map(|b| stone_boxes::StoneBox { capacity: b.capacity, stones: b.stones });
-            Position::StoneBoxes(
-                stone_boxes::Boxes::new(boxes.collect())
-                    .map_err(|error| InvalidArgument::setup("stone_boxes", &error))?,
-            )
-        }
-        ProtoGame::Reclamation(river) => {
-            let cells = river.reclaimed.iter().map(|cell| reclamation::Cell { row: cell.row, column: cell.column });
-            let cells = cells.collect();
-            Position::Reclamation(
-                reclamation::River::new(river.rows, cells)
-                    .map_err(|error| InvalidArgument::setup("reclamation", &error))?,
-            )
-        }
-        ProtoGame::Tetris(board) => Position::Tetris(Box::new(
-            tetris::Board::new(&board.rows).map_err(|error| InvalidArgument::setup("tetris", &error))?,
-        )),
-        ProtoGame::DiagonalWalk(walk) => Position::DiagonalWalk(
-            diagonal_walk::Walk::new(walk.rows, walk.columns, walk.step, walk.row.max(1), walk.column.max(1))
-                .map_err(|error| InvalidArgument::setup("diagonal_walk", &error))?,
-        ),
-        ProtoGame::Sum(components) => {
-            let components = components
-                .components
-                .into_iter()
-                .enumerate()
-                .map(|(index, component)| {
-                    game_from_proto(component, depth + 1, items)
-                        .map_err(|error| error.within(&format!("sum.components[{index}].")))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            Position::Sum(Sum::new(components, depth).map_err(|error| InvalidArgument::setup("sum", &error))?)
-        }
-    })
-}
 
-/// The protobuf form of a position.
-pub fn position_to_proto(position: &Position) -> proto::Position {
-    let game = match position {
-        Position::Cutting(paper) => ProtoGame::Cutting(proto::Cutting {
-            pieces: paper.pieces().iter().map(|p| proto::Piece { width: p.width, height: p.height }).collect(),
-        }),
-        Position::StoneBoxes(boxes) => ProtoGame::StoneBoxes(proto::StoneBoxes {
-            boxes: boxes.boxes().iter().map(|b| proto::StoneBox { capacity: b.capacity, stones: b.stones }).collect(),
-        }),
-        Position::Reclamation(river) => ProtoGame::Reclamation(proto::Reclamation {
-            rows: river.rows(),
-            reclaimed: river.reclaimed().iter().map(cell_to_proto).collect(),
-        }),
-        Position::Tetris(board) => ProtoGame::Tetris(proto::Tetris { rows: board.rows() }),
-        Position::DiagonalWalk(walk) => ProtoGame::DiagonalWalk(proto::DiagonalWalk {
-            rows: walk.rows(),
-            columns: walk.columns(),
-            step: walk.step(),
-            row: walk.row(),
-            column: walk.column(),
-        }),
-        Position::Sum(sum) => {
-            ProtoGame::Sum(proto::Sum { components: sum.components().iter().map(position_to_proto).collect() })
+        /// The protobuf form of a move.
+        pub fn move_to_proto(mv: &Move) -> proto::Move {
+            use proto::r#move::Game as ProtoMove;
+            let game = match mv {
+                $(Move::$game(mv) => ProtoMove::$game(<$position as ServedGame>::move_message(mv)),)*
+                Move::Sum(sum_move) => ProtoMove::Sum(Box::new(proto::SumMove {
+                    component: sum_move.component as u64 + 1,
+                    r#move: Some(Box::new(move_to_proto(&sum_move.mv))),
+                })),
+            };
+            proto::Move { game: Some(game) }
         }
     };
-    proto::Position { game: Some(game) }
 }
 
-fn cell_to_proto(cell: &reclamation::Cell) -> proto::Cell {
-    proto::Cell { row: cell.row, column: cell.column }
-}
-
-/// 1-based index of a 0-based list position, as the API counts.
-fn one_based(index: usize) -> u64 {
-    index as u64 + 1
-}
-
-/// The protobuf form of a move.
-pub fn move_to_proto(mv: &Move) -> proto::Move {
-    use proto::r#move::Game as ProtoMove;
-    let game = match mv {
-        Move::Cutting(cut) => ProtoMove::Cutting(proto::CuttingMove {
-            piece: one_based(cut.piece),
-            direction: match cut.direction {
-                cutting::CutDirection::Vertical => proto::CutDirection::Vertical,
-                cutting::CutDirection::Horizontal => proto::CutDirection::Horizontal,
-            } as i32,
-            at: cut.at,
-        }),
-        Move::StoneBoxes(add) => {
-            ProtoMove::StoneBoxes(proto::StoneBoxesMove { r#box: one_based(add.box_index), stones: add.stones })
-        }
-        Move::Reclamation(cell) => ProtoMove::Reclamation(cell_to_proto(cell)),
-        Move::Tetris(placement) => {
-            ProtoMove::Tetris(proto::TetrisMove { row: placement.row as u64, column: placement.column as u64 })
-        }
-        Move::DiagonalWalk(direction) => ProtoMove::DiagonalWalk(proto::DiagonalWalkMove {
-            direction: match direction {
-                diagonal_walk::Direction::Down => proto::Direction::Down,
-                diagonal_walk::Direction::Right => proto::Direction::Right,
-                diagonal_walk::Direction::Diagonal => proto::Direction::Diagonal,
-            } as i32,
-        }),
-        Move::Sum(sum_move) => ProtoMove::Sum(Box::new(proto::SumMove {
-            component: one_based(sum_move.component),
-            r#move: Some(Box::new(move_to_proto(&sum_move.mv))),
-        })),
-    };
-    proto::Move { game: Some(game) }
-}
+with_games!(define_conversion);
 
 /// The protobuf outcome of a value.
 pub fn outcome_to_proto(value: impl Value) -> proto::Outcome {

@@ -44,9 +44,9 @@ pub enum ServiceError {
     InvalidArgument(InvalidArgument),
     /// The solve stopped before it had an answer.
     Interrupted(Interrupted),
-    /// The deadline passed during a search over 2×2-placement boards, whose finished components
-    /// are in the store, so a retry continues from there.
-    BoardSearchDeadlineExceeded,
+    /// The deadline passed during a search, whose finished components are in the store, so a retry
+    /// continues from there.
+    SearchDeadlineExceeded,
     /// Every slot for expensive solves stayed busy until the deadline.
     Overloaded,
     /// The solve could not run (a bug: the worker panicked or vanished).
@@ -64,7 +64,7 @@ impl ServiceError {
     pub fn code(&self) -> tonic::Code {
         match self {
             ServiceError::InvalidArgument(_) => tonic::Code::InvalidArgument,
-            ServiceError::Interrupted(Interrupted::DeadlineExceeded) | ServiceError::BoardSearchDeadlineExceeded => {
+            ServiceError::Interrupted(Interrupted::DeadlineExceeded) | ServiceError::SearchDeadlineExceeded => {
                 tonic::Code::DeadlineExceeded
             }
             ServiceError::Interrupted(Interrupted::Cancelled) => tonic::Code::Cancelled,
@@ -91,11 +91,11 @@ impl Drop for CancelOnDrop {
 }
 
 /// How an interrupted solve of `position` is answered: a passed deadline says that a retry continues
-/// where the solve stopped only where that is true, for searches over 2×2-placement boards.
+/// where the solve stopped only where that is true, for searches (which keep what they finished).
 fn interruption_error(position: &Position) -> impl Fn(Interrupted) -> ServiceError {
-    let board = position.has_board();
+    let searched = position.needs_search();
     move |interrupted| match interrupted {
-        Interrupted::DeadlineExceeded if board => ServiceError::BoardSearchDeadlineExceeded,
+        Interrupted::DeadlineExceeded if searched => ServiceError::SearchDeadlineExceeded,
         other => ServiceError::Interrupted(other),
     }
 }
@@ -192,14 +192,15 @@ impl SolverService {
         }
     }
 
-    async fn solve_position(
+    /// The answer of a Solve request (or of one SolveStream item), within `deadline`.
+    async fn answer_solve(
         &self,
         request: proto::SolveRequest,
         deadline: Instant,
     ) -> Result<proto::SolveResponse, ServiceError> {
         let position = convert::position_from_proto(request.position)?;
         let cheap = position.is_cheap();
-        let warm = match position.has_board() {
+        let warm = match position.needs_search() {
             true => self.value_without_search(&position).await,
             false => None,
         };
@@ -210,7 +211,7 @@ impl SolverService {
         Ok(proto::SolveResponse { id: request.id, ..convert::solve_response(value, stats, elapsed) })
     }
 
-    /// The value of a position whose boards need no search (the memo holds all their searched
+    /// The value of a position that needs no search (the memo holds all its searched
     /// components), answered without an expensive-solve slot: from memory on this thread, else from
     /// the store on the blocking pool (a few reads, one per component). `None`: a search is needed.
     async fn value_without_search(&self, position: &Position) -> Option<(SumValue, Stats, Duration)> {
@@ -229,12 +230,13 @@ impl SolverService {
         Some((value, stats, started.elapsed()))
     }
 
-    async fn best_move_of(
+    /// The answer of a BestMove request, within `deadline`.
+    async fn answer_best_move(
         &self,
-        request: Request<proto::BestMoveRequest>,
+        request: proto::BestMoveRequest,
+        deadline: Instant,
     ) -> Result<proto::BestMoveResponse, ServiceError> {
-        let deadline = solve_deadline(caller_deadline(request.metadata()), self.state.max_solve_time);
-        let position = convert::position_from_proto(request.into_inner().position)?;
+        let position = convert::position_from_proto(request.position)?;
         let cheap = position.is_cheap();
         let ((value, best), stats, elapsed) = self
             .run(position, cheap, deadline, |position, context| {
@@ -251,12 +253,12 @@ impl SolverService {
         Ok(convert::best_move_response(value, best, stats, elapsed))
     }
 
-    async fn analyze_position(
+    /// The answer of an Analyze request, within `deadline`.
+    async fn answer_analyze(
         &self,
-        request: Request<proto::AnalyzeRequest>,
+        request: proto::AnalyzeRequest,
+        deadline: Instant,
     ) -> Result<proto::AnalyzeResponse, ServiceError> {
-        let deadline = solve_deadline(caller_deadline(request.metadata()), self.state.max_solve_time);
-        let request = request.into_inner();
         // A page token continues the analysis of this very position.
         let query = request.position.as_ref().map(prost::Message::encode_to_vec).unwrap_or_default();
         let position = convert::position_from_proto(request.position)?;
@@ -274,7 +276,7 @@ impl SolverService {
     /// One item of a stream: its answer, or its error in the response.
     async fn solve_item(&self, request: proto::SolveRequest, deadline: Instant) -> proto::SolveResponse {
         let id = request.id.clone();
-        let result = self.solve_position(request, deadline).await;
+        let result = self.answer_solve(request, deadline).await;
         let code = result.as_ref().map_or_else(|error| error.code(), |_| tonic::Code::Ok);
         self.state.metrics.record_stream_item(code);
         match result {
@@ -303,6 +305,11 @@ const CHEAP_ANALYSIS_MOVES: u128 = 64;
 const STREAM_PARALLELISM: usize = 64;
 
 impl SolverService {
+    /// The deadline of a call's solve: the caller's, capped by the server's maximum solve time.
+    fn deadline<T>(&self, request: &Request<T>) -> Instant {
+        solve_deadline(caller_deadline(request.metadata()), self.state.max_solve_time)
+    }
+
     /// Converts an error to its status (the call is counted and logged by [`crate::grpc::calls`]).
     fn respond<T>(&self, result: Result<T, ServiceError>) -> Result<Response<T>, Status> {
         result.map(Response::new).map_err(Status::from)
@@ -315,22 +322,24 @@ pub type SolveResponses = std::pin::Pin<Box<dyn Stream<Item = Result<proto::Solv
 #[tonic::async_trait]
 impl proto::solver_server::Solver for SolverService {
     async fn solve(&self, request: Request<proto::SolveRequest>) -> Result<Response<proto::SolveResponse>, Status> {
-        let deadline = solve_deadline(caller_deadline(request.metadata()), self.state.max_solve_time);
-        self.respond(self.solve_position(request.into_inner(), deadline).await)
+        let deadline = self.deadline(&request);
+        self.respond(self.answer_solve(request.into_inner(), deadline).await)
     }
 
     async fn best_move(
         &self,
         request: Request<proto::BestMoveRequest>,
     ) -> Result<Response<proto::BestMoveResponse>, Status> {
-        self.respond(self.best_move_of(request).await)
+        let deadline = self.deadline(&request);
+        self.respond(self.answer_best_move(request.into_inner(), deadline).await)
     }
 
     async fn analyze(
         &self,
         request: Request<proto::AnalyzeRequest>,
     ) -> Result<Response<proto::AnalyzeResponse>, Status> {
-        self.respond(self.analyze_position(request).await)
+        let deadline = self.deadline(&request);
+        self.respond(self.answer_analyze(request.into_inner(), deadline).await)
     }
 
     type SolveStreamStream = SolveResponses;
@@ -417,7 +426,7 @@ mod tests {
             metrics: metrics.clone(),
             jobs: crate::jobs::runner::Runner::start(jobs, store.clone()).unwrap(),
         });
-        let position = || Position::DiagonalWalk(crate::games::diagonal_walk::Walk::new(9, 9, 2, 1, 1).unwrap());
+        let position = || Position::Sum(crate::games::sum::Sum::new(Vec::new(), 0).unwrap());
         let deadline = Instant::now() + Duration::from_secs(60);
         let (first_started, first_running) = tokio::sync::oneshot::channel();
         let (release_first, first_released) = std::sync::mpsc::channel::<()>();

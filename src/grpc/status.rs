@@ -32,7 +32,7 @@ impl From<ServiceError> for Status {
             ServiceError::Interrupted(Interrupted::DeadlineExceeded) => {
                 "the solve did not finish within the deadline (the caller's or --max-solve-ms)".into()
             }
-            ServiceError::BoardSearchDeadlineExceeded => {
+            ServiceError::SearchDeadlineExceeded => {
                 "the solve did not finish within the deadline; what it computed is cached, so a retry continues from there"
                     .into()
             }

@@ -3,8 +3,9 @@
 
 use std::collections::HashMap;
 
+use crate::games::sum::SumValue;
 use crate::games::tetris::Board;
-use crate::games::Position;
+use crate::games::{Position, Value};
 use crate::grpc::convert::{self, InvalidArgument};
 use crate::proto::{self, explore_request::Job as ProtoJob};
 
@@ -58,9 +59,23 @@ pub struct Item {
 }
 
 impl Item {
-    /// The board of this item (valid by construction).
-    pub fn board(&self) -> Board {
-        Board::new(&self.rows).expect("family boards are valid by construction")
+    /// The position of this item (valid by construction).
+    pub fn position(&self) -> Position {
+        Position::from(Board::new(&self.rows).expect("family boards are valid by construction"))
+    }
+
+    /// The item's row of the table, with its value and whether the memo had it.
+    pub fn row(&self, value: SumValue, cached: bool) -> proto::ExploreRow {
+        proto::ExploreRow {
+            rows: self.rows.len() as u32,
+            columns: self.rows.first().map_or(0, String::len) as u32,
+            board: if self.show_board { self.rows.clone() } else { Vec::new() },
+            blocked: self.blocked,
+            count: self.count,
+            outcome: convert::outcome_to_proto(value) as i32,
+            grundy: value.nimber(),
+            cached,
+        }
     }
 }
 
@@ -368,7 +383,7 @@ mod tests {
         let original = board(&["0010", "0000", "0100"]);
         let items = sub_boards(&original, 3);
         assert_eq!(items.iter().map(|item| item.count).sum::<u64>(), family_size(10, 3));
-        assert!(items.iter().all(|item| item.board().height() == 3));
+        assert!(items.iter().all(|item| item.rows.len() == 3));
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! workloads. Positions that repeat are built once, up front, and cloned per request; cold boards
 //! are built per request from the request's sequence number, so they practically never repeat within a run.
 
+use nimber::games::GameTag;
 use nimber::proto;
 use nimber::random::SplitMix;
-use nimber::testing::{board_position, random_board, random_position, Kind};
+use nimber::testing::{board_position, random_board, random_position};
 
 /// Which positions a run sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -99,7 +100,8 @@ fn cold_board(random: &mut SplitMix) -> proto::Position {
 
 /// A random position of one of the four closed-form games, one in five with huge sizes.
 fn closed_form_position(random: &mut SplitMix) -> proto::Position {
-    let kind = random.pick(&Kind::CLOSED_FORM);
+    let closed_forms: Vec<GameTag> = GameTag::ALL.iter().copied().filter(|game| !game.searches()).collect();
+    let kind = random.pick(&closed_forms);
     random_position(random, kind, CLOSED_FORM_SIDES)
 }
 

@@ -5,7 +5,8 @@ use super::bits::{BoardPlacements, Grid, LongBand, PlacementSet, Symmetry, Word}
 use super::direct::{direct_value, tabled_value, PATH};
 use super::table::{Table, Worth};
 use super::window::Window;
-use crate::games::{GameTag, Interrupted, SearchContext};
+use super::Board;
+use crate::games::{GameTag, Interrupted, Registered, SearchContext};
 use crate::limits::TABLE_ENTRY_BYTES;
 
 /// Components with at least this many placements are looked up in the persistent memo (smaller
@@ -263,9 +264,10 @@ struct Tables {
     long: Table<LongBand, Knowledge>,
 }
 
-/// What an engine learnt, kept in its [`SearchContext`] for the next solve through it.
+/// What an engine learnt, kept in its [`SearchContext`] for the next solve through it (as
+/// [`crate::games::Learnt::Tetris`]).
 #[derive(Default)]
-struct Learnt {
+pub struct Learnt {
     tables: Tables,
     /// Bytes the tables may still allocate.
     table_room: usize,
@@ -364,13 +366,10 @@ pub struct Engine<'s, 'a> {
 impl<'s, 'a> Engine<'s, 'a> {
     /// An engine that knows what earlier solves through `context` learnt (nothing, the first time).
     pub fn new(context: &'s mut SearchContext<'a>) -> Self {
-        let learnt = match context.learnt.take().map(|learnt| learnt.downcast::<Learnt>()) {
-            Some(Ok(learnt)) => *learnt,
-            _ => Learnt {
-                tables: Tables::default(),
-                table_room: context.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize),
-            },
-        };
+        let learnt = Board::take_learnt(&mut context.learnt).unwrap_or_else(|| Learnt {
+            tables: Tables::default(),
+            table_room: context.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize),
+        });
         let memo_remembers = context.memo.remembers();
         Engine { context, learnt, spare: Spare::default(), memo_remembers, nodes: 0 }
     }
@@ -671,6 +670,6 @@ impl<'s, 'a> Engine<'s, 'a> {
 impl Drop for Engine<'_, '_> {
     /// Leaves what was learnt in the context, for its next solve.
     fn drop(&mut self) {
-        self.context.learnt = Some(Box::new(std::mem::take(&mut self.learnt)));
+        self.context.learnt = Board::learnt(std::mem::take(&mut self.learnt));
     }
 }

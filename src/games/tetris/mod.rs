@@ -16,7 +16,7 @@
 //!   under the symmetries of the square. Equal components, wherever and however turned, share one
 //!   entry of the per-solve table (`table`, bounded by `context.table_limit`, keeping the costliest
 //!   entries when full) and of the persistent
-//!   memo (`context.memo`, tag [`GameTag::Tetris`](crate::games::GameTag::Tetris)); options a
+//!   memo (`context.memo`, tag [`GameTag::Tetris`]); options a
 //!   symmetry of the component maps onto each other are tried once.
 //! * Single placements and straight lines are Node Kayles on a path (octal game 0.137); every set
 //!   inside 4×6 (or 6×4) placements comes from a table of all 2^24 of them, built into the
@@ -39,7 +39,11 @@ mod window;
 use self::bits::{BoardPlacements, PlacementSet};
 pub use self::direct::load_small_sets;
 use self::engine::{Engine, Memoize};
+use super::registry::{Lookup, ServedGame, Sizes};
+use super::GameTag;
 use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
+use crate::proto;
+use crate::random::SplitMix;
 
 /// The most cells a board may have (16×16, 8×32, 4×64, ...).
 pub const MAX_CELLS: usize = 256;
@@ -268,13 +272,6 @@ impl Board {
         }
     }
 
-    /// The board's value if it needs no search: one whose every searched
-    /// component `lookup` finds under its memo key (see `engine::value_without_search`); also
-    /// how many values `lookup` supplied.
-    pub fn value_without_search(&self, lookup: &dyn Fn(&[u8]) -> Option<u64>) -> Option<(u64, u64)> {
-        engine::value_without_search(self.placements(), lookup)
-    }
-
     /// Components with their values, and the total.
     fn component_values(&self, engine: &mut Engine) -> Result<(Vec<(BoardPlacements, u8)>, u64), Interrupted> {
         let mut parts = Vec::new();
@@ -356,6 +353,37 @@ impl Game for Board {
         let (parts, total) = self.component_values(&mut engine)?;
         let mv = if total == 0 { self.moves().get(0) } else { self.placement_to(0, &parts, total, &mut engine)? };
         Ok((total, mv))
+    }
+}
+
+impl ServedGame for Board {
+    const NAME: &'static str = "tetris";
+    const SEARCHES: bool = true;
+    type Message = proto::Tetris;
+    type MoveMessage = proto::TetrisMove;
+    type Error = TetrisError;
+    type Learnt = engine::Learnt;
+
+    fn from_message(message: proto::Tetris) -> Result<Self, TetrisError> {
+        Board::new(&message.rows)
+    }
+
+    fn to_message(&self) -> proto::Tetris {
+        proto::Tetris { rows: self.rows() }
+    }
+
+    fn move_message(placement: &Placement) -> proto::TetrisMove {
+        proto::TetrisMove { row: placement.row as u64, column: placement.column as u64 }
+    }
+
+    fn value_without_search(&self, lookup: &Lookup) -> Option<(Nimber, u64)> {
+        engine::value_without_search(self.placements(), &|key| lookup(GameTag::Tetris, key))
+    }
+
+    /// 1 to 6 cells a side, a fifth of them blocked, so that brute force and search stay fast.
+    fn random_message(random: &mut SplitMix, _sizes: Sizes) -> proto::Tetris {
+        let (height, width) = (random.range(1, 6) as usize, random.range(1, 6) as usize);
+        proto::Tetris { rows: crate::testing::random_board(random, height, width, 20) }
     }
 }
 

@@ -576,7 +576,7 @@ fn boards_whose_components_are_memoized_are_valued_without_search() {
         let free = random_free(&mut rng, height, width, if round % 3 == 0 { 64 } else { 30 });
         let board = Board::new(&rows_of(height, width, free)).expect("generated boards are valid");
         let memo = FakeMemo::default();
-        let lookup = |key: &[u8]| memo.get(GameTag::Tetris, key);
+        let lookup = |game: GameTag, key: &[u8]| memo.get(game, key);
         let before = board.value_without_search(&lookup);
         let mut context = SearchContext::new(Budget::unlimited(), &memo);
         let expected = board.value(&mut context).expect("no deadline");
@@ -599,12 +599,12 @@ fn memoized_values_up_to_the_number_of_placements_are_trusted() {
     // (values above 64 used to be refused), and nothing above.
     let board = full(10, 10);
     for stored in [0, 64, 65, 81] {
-        let lookup = |_: &[u8]| Some(stored);
+        let lookup = |_: GameTag, _: &[u8]| Some(stored);
         assert_eq!(board.value_without_search(&lookup), Some((stored, 1)), "{stored}");
     }
-    let lying = |_: &[u8]| Some(82);
+    let lying = |_: GameTag, _: &[u8]| Some(82);
     assert_eq!(board.value_without_search(&lying), None);
     // The same bound on a small component: 25 placements.
-    let lying = |_: &[u8]| Some(26);
+    let lying = |_: GameTag, _: &[u8]| Some(26);
     assert_eq!(full(6, 6).value_without_search(&lying), None);
 }

@@ -19,7 +19,7 @@ use super::local::{JobStore, JobStoreOptions};
 use super::shared::RedisJobs;
 use super::{status, JobRecord, JobRecords, Put, StoreCondition, StoreError, StoreResult};
 use crate::cache::SharedCacheConfig;
-use crate::games::{Budget, Game, GameTag, Interrupted, Memo, Position, SearchContext, Stats, Value};
+use crate::games::{Budget, Game, GameTag, Interrupted, Memo, SearchContext, Stats};
 use crate::google::longrunning::Operation;
 use crate::grpc::convert::{self, InvalidArgument};
 use crate::proto::{self, explore_result::Answer, ExploreState};

@@ -266,23 +266,13 @@ impl RunnerState {
                 continue;
             }
             context.budget.check()?;
-            let board = item.board();
-            let position = Position::Tetris(Box::new(board.clone()));
+            let position = item.position();
             let memo = context.memo;
             let (value, cached) = match position.value_without_search(&|game, key| memo.get(game, key)) {
                 Some((value, found)) => (value, found > 0),
                 None => (position.value(context)?, false),
             };
-            let row = proto::ExploreRow {
-                rows: board.height() as u32,
-                columns: board.width() as u32,
-                board: if item.show_board { item.rows.clone() } else { Vec::new() },
-                blocked: item.blocked,
-                count: item.count,
-                outcome: convert::outcome_to_proto(value) as i32,
-                grundy: value.nimber(),
-                cached,
-            };
+            let row = item.row(value, cached);
             if !self.store.put_item(name, index as u64, &row)? {
                 return Err(Stopped::Superseded);
             }
