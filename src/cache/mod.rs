@@ -33,8 +33,8 @@
 //!
 //! # Memory
 //! The in-memory tier is bounded in bytes ([`StoreOptions::hot_bytes`]): each value costs its key's
-//! length plus [`HOT_ENTRY_OVERHEAD`]; when the next value would not fit, the tier is emptied and
-//! fills again (values stay in sled). sled's page cache is bounded by
+//! length plus [`HOT_ENTRY_OVERHEAD`]; past the bound, quick_cache evicts the coldest values (CLOCK-Pro),
+//! which stay in sled. sled's page cache is bounded by
 //! [`StoreOptions::page_cache_bytes`]. Both come from the process's memory limit
 //! ([`crate::limits::share_memory`]).
 //!
@@ -77,9 +77,9 @@ const WRITE_BATCH: usize = 4096;
 /// writer is behind or the store unavailable) until the buffer drains.
 const MAX_PENDING: usize = 64 * WRITE_BATCH;
 
-/// What a value of the in-memory tier costs besides its key's bytes: the map's slot (a 24-byte
-/// `Vec`, an 8-byte value and a control byte, up to twice that right after the map grows) and the
-/// key's allocation header and rounding.
+/// What a value of the in-memory tier costs besides its key's bytes: quick_cache's entry (a 24-byte
+/// `Vec`, an 8-byte value, its hash and state, and the hash it keeps of an evicted key for a while)
+/// and the key's allocation header and rounding.
 pub const HOT_ENTRY_OVERHEAD: u64 = 80;
 
 /// The default size bound: 2 GiB, or a quarter of the data directory's filesystem if smaller.
@@ -143,7 +143,7 @@ struct StoreState {
     on_corrupt: OnCorrupt,
     max_bytes: u64,
     page_cache_bytes: u64,
-    hot: Mutex<HotTier>,
+    hot: HotTier,
     queue: Mutex<Queue>,
     /// Signals the writer thread: values to write, a sync asked for, closing.
     queue_changed: Condvar,
@@ -158,38 +158,40 @@ struct StoreState {
     write_warnings: RateLimit,
 }
 
-/// The in-memory tier: values recently read or written, within a bound in bytes.
+/// The in-memory tier: values recently read or written, within a bound in bytes, evicted by
+/// quick_cache's CLOCK-Pro policy (cold values go first; the tier never empties at once).
 struct HotTier {
-    values: HashMap<Vec<u8>, u64>,
-    /// What the values cost: their keys' lengths plus [`HOT_ENTRY_OVERHEAD`] each.
-    bytes: u64,
-    limit_bytes: u64,
+    /// `None` when the bound is 0: nothing is kept.
+    values: Option<quick_cache::sync::Cache<Vec<u8>, u64, HotWeight>>,
+}
+
+/// What a value costs in the in-memory tier: its key's length plus [`HOT_ENTRY_OVERHEAD`].
+#[derive(Clone, Copy)]
+struct HotWeight;
+
+impl quick_cache::Weighter<Vec<u8>, u64> for HotWeight {
+    fn weight(&self, key: &Vec<u8>, _value: &u64) -> u64 {
+        key.len() as u64 + HOT_ENTRY_OVERHEAD
+    }
 }
 
 impl HotTier {
     fn new(limit_bytes: u64) -> Self {
-        Self { values: HashMap::new(), bytes: 0, limit_bytes }
+        // Sized for keys of about 24 bytes, the length of a small board's canonical component.
+        let estimated = usize::try_from(limit_bytes / (HOT_ENTRY_OVERHEAD + 24)).unwrap_or(usize::MAX).max(1);
+        let values =
+            (limit_bytes > 0).then(|| quick_cache::sync::Cache::with_weighter(estimated, limit_bytes, HotWeight));
+        Self { values }
     }
 
     fn get(&self, key: &[u8]) -> Option<u64> {
-        self.values.get(key).copied()
+        self.values.as_ref()?.get(key)
     }
 
-    /// Keeps `value`, first emptying the tier if it would not fit (a value that alone exceeds the
-    /// bound is not kept).
-    fn insert(&mut self, key: &[u8], value: u64) {
-        if let Some(kept) = self.values.get_mut(key) {
-            *kept = value;
-            return;
-        }
-        let cost = key.len() as u64 + HOT_ENTRY_OVERHEAD;
-        if self.bytes + cost > self.limit_bytes {
-            self.values.clear();
-            self.bytes = 0;
-        }
-        if cost <= self.limit_bytes {
-            self.values.insert(key.to_vec(), value);
-            self.bytes += cost;
+    /// Keeps `value` (a value that alone exceeds the bound is not kept).
+    fn insert(&self, key: &[u8], value: u64) {
+        if let Some(values) = &self.values {
+            values.insert(key.to_vec(), value);
         }
     }
 }
@@ -282,7 +284,7 @@ impl Store {
             on_corrupt: options.on_corrupt,
             max_bytes,
             page_cache_bytes: options.page_cache_bytes,
-            hot: Mutex::new(HotTier::new(options.hot_bytes)),
+            hot: HotTier::new(options.hot_bytes),
             queue: Mutex::new(Queue::default()),
             queue_changed: Condvar::new(),
             synced: Condvar::new(),
@@ -387,12 +389,12 @@ impl StoreState {
     }
 
     fn remember(&self, key: &[u8], value: u64) {
-        lock(&self.hot).insert(key, value);
+        self.hot.insert(key, value);
     }
 
     /// The value of `key` in memory: the in-memory table or the write buffer.
     fn in_memory(&self, key: &[u8]) -> Option<u64> {
-        if let Some(value) = lock(&self.hot).get(key) {
+        if let Some(value) = self.hot.get(key) {
             return Some(value);
         }
         lock(&self.queue).pending.get(key).map(|&(value, _)| value)
@@ -510,7 +512,7 @@ impl Memo for Store {
     /// sled, the shared tier's thread sends it to Redis.
     fn put(&self, game: GameTag, state: &[u8], value: u64, cost: u64) {
         let key = store_key(game, state);
-        if lock(&self.shared.hot).get(&key) == Some(value) {
+        if self.shared.hot.get(&key) == Some(value) {
             return;
         }
         if let Some(tier) = &self.tier {
@@ -528,8 +530,12 @@ impl Memo for Store {
         }
     }
 
-    /// Single-flight: the first asker of a missing key computes it; later askers wait for it (checking
-    /// their budget every few milliseconds), then read it — or, if the first gave up, compute it.
+    /// Single-flight: the first asker of a missing key computes it; later askers wait for it, then
+    /// read it — or, if the first gave up, compute it. Waiters wake at once when the first lands (a
+    /// condvar); the 5 ms timeout only lets them see their own budget end, since a cancellation is a
+    /// flag with no waker. quick_cache's own single flight (`get_value_or_guard`) is not used: it
+    /// guards only its in-memory tier, while a flight here covers the sled read, the computation
+    /// and the fleet's lease, and a waiter must give up when its own budget ends.
     /// With a shared tier, the first asker computes under the fleet's lease of the key, or waits
     /// for the replica that holds it (see `Store::compute_leased`).
     fn get_or_compute(
@@ -658,15 +664,13 @@ mod tests {
         for (length, most_values) in [(0, 10), (200, 3)] {
             for i in 0..100u64 {
                 store.put(GameTag::Tetris, &state(i, length), i, 1);
-                let hot = lock(&store.shared.hot);
-                let counted: u64 = hot.values.keys().map(|key| key.len() as u64 + HOT_ENTRY_OVERHEAD).sum();
-                assert_eq!(hot.bytes, counted);
-                assert!(
-                    hot.bytes <= bound && hot.values.len() <= most_values,
-                    "{} values, {} bytes",
-                    hot.values.len(),
-                    hot.bytes
-                );
+                let hot = store.shared.hot.values.as_ref().expect("a tier is kept");
+                let counted: u64 = hot.iter().map(|(key, _)| key.len() as u64 + HOT_ENTRY_OVERHEAD).sum();
+                assert!(hot.weight() == counted && counted <= bound, "{} bytes, {counted} counted", hot.weight());
+                // Once the round's keys have replaced the last round's, long keys fit fewer values.
+                if i >= 10 {
+                    assert!(hot.len() <= most_values, "{} values, {} bytes", hot.len(), hot.weight());
+                }
             }
             for i in 0..100u64 {
                 assert_eq!(store.get(GameTag::Tetris, &state(i, length)), Some(i));
@@ -674,7 +678,22 @@ mod tests {
         }
         let nothing = Store::temporary(0);
         nothing.put(GameTag::Tetris, b"key", 1, 1);
-        assert!(lock(&nothing.shared.hot).values.is_empty());
+        assert!(nothing.shared.hot.values.is_none());
+    }
+
+    /// Past its bound the tier evicts a value or so at a time: it never empties at once, which
+    /// gave throughput cliffs.
+    #[test]
+    fn in_memory_tier_evicts_gradually() {
+        let bound = 1000 * (HOT_ENTRY_OVERHEAD + 8);
+        let store = Store::temporary(bound);
+        let hot = store.shared.hot.values.as_ref().expect("a tier is kept");
+        for i in 0..5000u64 {
+            store.put(GameTag::Tetris, &i.to_le_bytes(), i, 1);
+            if i >= 1000 {
+                assert!(hot.len() >= 500, "{} values after {i} puts", hot.len());
+            }
+        }
     }
 
     /// The default size bound is at most the store's share of the memory limit.

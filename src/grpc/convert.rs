@@ -7,9 +7,7 @@ use crate::games::registry::with_games;
 use crate::games::sum::Sum;
 use crate::games::sum::SumValue;
 use crate::games::{describe, FieldPath, Move, Outcome, Position, ServedGame, SetupError, Stats, Value};
-use crate::grpc::codec;
 use crate::proto;
-use prost::Message;
 use proto::position::Game as ProtoGame;
 
 /// A request that is not acceptable: the field at fault (its protobuf path, e.g.
@@ -56,12 +54,12 @@ impl std::fmt::Display for InvalidArgument {
 
 impl std::error::Error for InvalidArgument {}
 
-/// The domain position of a request's `position` field (required). Its size limits are checked
-/// first, on its encoded form, by the codec's scan ([`codec::check_position`]): a request over them
-/// costs a scan of its bytes, and the limits are written once.
+/// The domain position of a request's `position` field (required). The request-wide item limit
+/// ([`MAX_ITEMS`](crate::games::MAX_ITEMS)) is the codec's to check, on the wire form, before
+/// prost decodes anything ([`codec`]): every request reaches here through it. The domain checks
+/// the rest (each game's constructor, and [`Sum::new`] the components and the nesting).
 pub fn position_from_proto(position: Option<proto::Position>) -> Result<Position, InvalidArgument> {
     let position = position.ok_or_else(|| InvalidArgument::field("position", "is required"))?;
-    codec::check_position(&position.encode_to_vec())?;
     game_from_proto(position, 0)
 }
 

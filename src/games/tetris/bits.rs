@@ -789,29 +789,3 @@ impl PlacementSet for BoardPlacements {
         self.0
     }
 }
-
-/// A fast non-cryptographic hasher for the in-memory tables (FxHash with a final mix).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FastHasher(u64);
-
-impl Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn write_u128(&mut self, word: u128) {
-        self.write_u64(word as u64);
-        self.write_u64((word >> 64) as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        let h = (self.0 ^ (self.0 >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        h ^ (h >> 32)
-    }
-}

@@ -10,9 +10,7 @@
 //! entry there (the one whose search cost least: depth-preferred replacement, as in chess
 //! transposition tables), so what was expensive to learn stays and throughput has no cliff.
 
-use std::hash::{Hash, Hasher};
-
-use super::bits::FastHasher;
+use std::hash::{BuildHasher, Hash};
 
 /// Slots of the first allocation.
 const FIRST_CAPACITY: usize = 256;
@@ -54,9 +52,7 @@ impl<K: Copy + Eq + Default + Hash, V: Copy + Default + Worth> Table<K, V> {
 
     /// The slot where the search for `key` starts.
     fn home(&self, key: &K) -> usize {
-        let mut hasher = FastHasher::default();
-        key.hash(&mut hasher);
-        hasher.finish() as usize & (self.slots.len() - 1)
+        foldhash::fast::FixedState::with_seed(0).hash_one(key) as usize & (self.slots.len() - 1)
     }
 
     /// The value of `key`, if present.

@@ -1,12 +1,11 @@
 //! Tests of the 2×2 placement game against a brute force written from the literal rules.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::Mutex;
 use std::time::Instant;
 
 use super::band::Band;
-use super::bits::{FastHasher, Grid, LongBand, PlacementSet, Symmetry, Wide, Word};
+use super::bits::{Grid, LongBand, PlacementSet, Symmetry, Wide, Word};
 use super::window::Window;
 use super::*;
 use crate::games::{Budget, GameTag, Memo, NoMemo, Outcome, Value};
@@ -91,7 +90,7 @@ fn agrees_with_brute_force_on_random_boards() {
 /// is bit `r·columns + c`.
 struct PlainKayles {
     overlapping: Vec<Wide<4>>,
-    memo: HashMap<Wide<4>, u64, BuildHasherDefault<FastHasher>>,
+    memo: HashMap<Wide<4>, u64, foldhash::fast::FixedState>,
 }
 
 impl PlainKayles {
