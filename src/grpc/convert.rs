@@ -56,7 +56,7 @@ impl std::error::Error for InvalidArgument {}
 
 /// The domain position of a request's `position` field (required). The request-wide item limit
 /// ([`MAX_ITEMS`](crate::games::MAX_ITEMS)) is the codec's to check, on the wire form, before
-/// prost decodes anything ([`codec`]): every request reaches here through it. The domain checks
+/// prost decodes anything ([`codec`](crate::grpc::codec)): every request reaches here through it. The domain checks
 /// the rest (each game's constructor, and [`Sum::new`] the components and the nesting).
 pub fn position_from_proto(position: Option<proto::Position>) -> Result<Position, InvalidArgument> {
     let position = position.ok_or_else(|| InvalidArgument::field("position", "is required"))?;
