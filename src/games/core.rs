@@ -140,6 +140,28 @@ pub enum Interrupted {
     DeadlineExceeded,
     /// The caller went away.
     Cancelled,
+    /// The answer needs values past what this server computes (`limit`), and no proof reaches
+    /// them; values are known below `known`.
+    PastComputeLimit {
+        /// The values are known below this.
+        known: u64,
+        /// The compute limit.
+        limit: u64,
+    },
+}
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Interrupted::DeadlineExceeded => f.write_str("the deadline passed"),
+            Interrupted::Cancelled => f.write_str("cancelled"),
+            Interrupted::PastComputeLimit { known, limit } => write!(
+                f,
+                "the answer needs values past the compute limit ({limit}) and no period is proven for them; \
+                 they are known below {known}"
+            ),
+        }
+    }
 }
 
 /// When a solve must stop: an optional deadline and a cancellation flag.

@@ -12,6 +12,7 @@ pub use self::registry::{Lookup, ServedGame, Sizes};
 pub mod analysis;
 pub mod cutting;
 pub mod diagonal_walk;
+pub mod heap;
 #[cfg(test)]
 pub(crate) mod move_set_tests;
 pub mod reclamation;
@@ -20,7 +21,7 @@ pub mod sum;
 pub mod tetris;
 
 /// The most items one request may hold, counted over the whole request however its sums nest: every
-/// piece, box, reclaimed cell, board row and sum. Together with [`sum::MAX_COMPONENTS`] (game
+/// piece, box, reclaimed cell, board row, heap and sum. Together with [`sum::MAX_COMPONENTS`] (game
 /// positions, counted over the whole request: the components after flattening) and [`sum::MAX_DEPTH`]
 /// it bounds what building a request's position may cost; the server checks all three while
 /// decoding, before anything is built.
@@ -29,7 +30,7 @@ pub const MAX_ITEMS: usize = 100_000;
 /// The message of a request over [`MAX_ITEMS`], with the path of the first item past the limit.
 pub fn too_many_items(path: impl std::fmt::Display) -> String {
     format!(
-        "{path} is past the limit of {MAX_ITEMS} items (pieces, boxes, reclaimed cells, board rows and sums, \
+        "{path} is past the limit of {MAX_ITEMS} items (pieces, boxes, reclaimed cells, board rows, heaps and sums, \
          counted over the whole request)"
     )
 }

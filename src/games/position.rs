@@ -116,11 +116,13 @@ macro_rules! define_positions {
         )*
 
         impl Position {
-            /// The number of closed-form items, and whether a component may need a search.
+            /// The number of closed-form items (past the cheap bound for a closed form that is not
+            /// cheap), and whether a component may need a search.
             fn work(&self) -> (usize, bool) {
                 match self {
                     $(Position::$game(game) => match <$position as ServedGame>::SEARCHES {
                         true => (0, true),
+                        false if !game.is_cheap() => (CHEAP_ITEMS + 1, false),
                         false => (game.items(), false),
                     },)*
                     Position::Sum(sum) => sum.components().iter().map(Position::work).fold(

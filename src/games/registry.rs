@@ -37,6 +37,7 @@ macro_rules! with_games {
             Reclamation($crate::games::reclamation::River) = 4,
             Tetris($crate::games::tetris::Board) = 3,
             DiagonalWalk($crate::games::diagonal_walk::Walk) = 5,
+            Heaps($crate::games::heap::Heaps) = 6,
         }
     };
 }
@@ -77,6 +78,12 @@ pub trait ServedGame: Game<Value: ComponentValue, Move: Send + Sync> + std::fmt:
     /// components' items, decides whether a solve is cheap enough to run without a slot.
     fn items(&self) -> usize {
         1
+    }
+
+    /// Whether solving the position is cheap enough to run anywhere (with few enough items, see
+    /// [`ServedGame::items`]); a heap game whose values are not computed yet is not.
+    fn is_cheap(&self) -> bool {
+        true
     }
 
     /// The value of the position when it needs no search: a closed form, or a searching game whose

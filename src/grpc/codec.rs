@@ -10,7 +10,7 @@
 //! `Sum.components`, every other field of `Position`'s `game` oneof (a game), and each game
 //! message's repeated fields (its items, packed or not). A new game's items are counted with no code
 //! here. Other fields are skipped, as prost skips them. It counts over the whole request:
-//! - items (every piece, box, reclaimed cell, board row and sum) against [`MAX_ITEMS`],
+//! - items (every piece, box, reclaimed cell, board row, heap and sum) against [`MAX_ITEMS`],
 //! - game positions (the components after flattening) against [`sum::MAX_COMPONENTS`],
 //! - the nesting of sums against [`sum::MAX_DEPTH`].
 //!
@@ -643,8 +643,14 @@ mod tests {
         assert_eq!(layout.games.len(), crate::games::GameTag::ALL.len());
         let lists: Vec<&str> =
             layout.games.iter().flat_map(|(_, lists)| lists.iter().map(|list| list.path.as_str())).collect();
-        assert_eq!(lists, ["cutting.pieces", "stone_boxes.boxes", "reclamation.reclaimed", "tetris.rows"]);
-        assert!(layout.games.iter().flat_map(|(_, lists)| lists).all(|list| list.items == Items::Delimited));
+        assert_eq!(
+            lists,
+            ["cutting.pieces", "stone_boxes.boxes", "reclamation.reclaimed", "tetris.rows", "heaps.heaps"]
+        );
+        let items: Vec<Items> =
+            layout.games.iter().flat_map(|(_, lists)| lists.iter().map(|list| list.items)).collect();
+        assert_eq!(items[..4], [Items::Delimited; 4]);
+        assert_eq!(items[4], Items::Varints, "heaps are packed varints");
     }
 
     #[test]

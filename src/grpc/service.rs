@@ -68,6 +68,7 @@ impl ServiceError {
                 tonic::Code::DeadlineExceeded
             }
             ServiceError::Interrupted(Interrupted::Cancelled) => tonic::Code::Cancelled,
+            ServiceError::Interrupted(Interrupted::PastComputeLimit { .. }) => tonic::Code::FailedPrecondition,
             ServiceError::Overloaded => tonic::Code::ResourceExhausted,
             ServiceError::Internal(_) => tonic::Code::Internal,
         }

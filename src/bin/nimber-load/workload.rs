@@ -10,8 +10,9 @@ use nimber::testing::{board_position, random_board, random_position};
 /// Which positions a run sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Workload {
-    /// Random positions of the four closed-form games (cutting, stone boxes, reclamation, diagonal
-    /// walk), one in five with huge (up to 2^64−1) sizes; a pool of pre-built positions, cycled.
+    /// Random positions of the closed-form games (every game but the 2×2 placement game: cutting,
+    /// stone boxes, reclamation, diagonal walk, heap games), one in five with huge (up to 2^64−1)
+    /// sizes; a pool of pre-built positions, cycled.
     ClosedForm,
     /// A fixed set of 2×2-placement boards (6×6 and 7×7, a few blocked cells), repeated so that every
     /// request after the first few is answered from the cache.
@@ -98,7 +99,7 @@ fn cold_board(random: &mut SplitMix) -> proto::Position {
     board_position(random_board(random, 6, 6, 25))
 }
 
-/// A random position of one of the four closed-form games, one in five with huge sizes.
+/// A random position of one of the closed-form games, one in five with huge sizes.
 fn closed_form_position(random: &mut SplitMix) -> proto::Position {
     let closed_forms: Vec<GameTag> = GameTag::ALL.iter().copied().filter(|game| !game.searches()).collect();
     let kind = random.pick(&closed_forms);

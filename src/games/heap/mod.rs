@@ -1,0 +1,488 @@
+//! Heap games: take-and-break codes (octal and hexadecimal games, Grundy's game), subtraction games
+//! and Nim, on heaps of any size up to 2^64 − 1.
+//!
+//! A position is the rules ([`rules`]) and a list of heaps; a move takes tokens from one heap and
+//! leaves zero, one, two or three heaps in its place, as the rules allow. A position's value is the
+//! XOR of its heaps' values, G(n) for a heap of n ([`sequence`]): computed by the mex of the
+//! options up to [`MAX_HEAP_COMPUTE`], and for every larger heap once the periodicity theorem
+//! proves a period. Rules that admit no proof (splits into three heaps or under a constraint, a
+//! digit repeated forever other than Nim's) refuse larger heaps at once.
+//!
+//! The values of each rule set are kept for the process's life in a bounded in-memory cache, so a
+//! query on a proven game is a table lookup, and a computation that a deadline stopped continues
+//! where it stopped on the next query.
+
+pub mod rules;
+pub mod sequence;
+
+use std::sync::{Arc, LazyLock};
+
+use self::rules::{Rules, Split};
+use self::sequence::Sequence;
+use super::registry::{Lookup, ServedGame, Sizes};
+use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
+use crate::proto;
+use crate::random::SplitMix;
+
+/// The most heaps of a position.
+pub const MAX_HEAPS: usize = 10_000;
+/// The largest heap whose value is computed (rather than read off a proven period).
+pub const MAX_HEAP_COMPUTE: u64 = 1 << 20;
+/// The most bytes of values the process keeps, over every rule set.
+const SEQUENCE_CACHE_BYTES: u64 = 64 << 20;
+
+/// Why a heap position is not valid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeapsError {
+    /// No rules were given.
+    NoRules,
+    /// The code is malformed or uses a form left out.
+    BadCode {
+        /// The code.
+        code: String,
+        /// The 0-based index of the character at fault.
+        at: usize,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// More than [`rules::MAX_SUBTRACTION_SET`] numbers in a subtraction set.
+    SubtractionSetTooLarge(usize),
+    /// A number of a subtraction set is 0 or past [`rules::MAX_TAKE`].
+    BadTake {
+        /// Its 0-based index.
+        index: usize,
+        /// The number.
+        take: u64,
+    },
+    /// More than [`MAX_HEAPS`] heaps.
+    TooManyHeaps(usize),
+    /// A heap past [`MAX_HEAP_COMPUTE`] under rules that no period can be proven for.
+    HeapTooLarge {
+        /// Its 0-based index.
+        index: usize,
+        /// Its size.
+        size: u64,
+    },
+}
+
+impl SetupError for HeapsError {
+    fn field(&self) -> FieldPath {
+        match *self {
+            HeapsError::NoRules => FieldPath::field("rules"),
+            HeapsError::BadCode { .. } => FieldPath::field("code"),
+            HeapsError::SubtractionSetTooLarge(_) => FieldPath::field("subtraction").then("take"),
+            HeapsError::BadTake { index, .. } => FieldPath::field("subtraction").then("take").at(index),
+            HeapsError::TooManyHeaps(_) => FieldPath::field("heaps"),
+            HeapsError::HeapTooLarge { index, .. } => FieldPath::field("heaps").at(index),
+        }
+    }
+
+    fn problem(&self, _name: &dyn Fn(&FieldPath) -> String) -> String {
+        match self {
+            HeapsError::NoRules => "is required: set code, subtraction or nim".into(),
+            HeapsError::BadCode { code, at, why } => {
+                let shown =
+                    code.get(*at..).and_then(|rest| rest.chars().next()).map_or("end".into(), |c| format!("'{c}'"));
+                format!("{code:?}: character {at} ({shown}) {why}")
+            }
+            HeapsError::SubtractionSetTooLarge(count) => {
+                format!("has {count} numbers; the limit is {}", rules::MAX_SUBTRACTION_SET)
+            }
+            HeapsError::BadTake { take, .. } => format!("is {take}; each must be from 1 to {}", rules::MAX_TAKE),
+            HeapsError::TooManyHeaps(count) => format!("has {count} heaps; the limit is {MAX_HEAPS}"),
+            HeapsError::HeapTooLarge { size, .. } => format!(
+                "is {size}, past {MAX_HEAP_COMPUTE}, the largest heap computed; these rules split into three heaps, \
+                 constrain their splits or repeat a digit forever, so no period is proven for larger heaps"
+            ),
+        }
+    }
+}
+
+display_setup_error!(HeapsError);
+
+/// The rules as they were given, so that a position is sent back as it came.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Given {
+    Code(String),
+    Subtraction { take: Vec<u64>, all_but: bool },
+    Nim,
+}
+
+/// A position of a heap game: its rules and its heaps.
+#[derive(Clone, Debug)]
+pub struct Heaps {
+    given: Given,
+    rules: Arc<Rules>,
+    heaps: Vec<u64>,
+}
+
+/// A move: `take` tokens from heap `heap`, leaving `left` heaps of the sizes `leave[..left]`
+/// (ascending). Moves are ordered by heap, then tokens taken, then heaps left, then their sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HeapMove {
+    /// Which heap (0-based index into [`Heaps::heaps`]).
+    pub heap: usize,
+    /// How many tokens are taken.
+    pub take: u64,
+    /// How many heaps are left (0 to 3).
+    pub left: u8,
+    /// Their sizes, ascending, then zeros.
+    pub leave: [u64; 3],
+}
+
+impl HeapMove {
+    /// Taking `take` from heap `heap`, leaving the heaps `left` (at most three, ascending).
+    fn new(heap: usize, take: u64, left: &[u64]) -> Self {
+        let mut leave = [0; 3];
+        leave[..left.len()].copy_from_slice(left);
+        HeapMove { heap, take, left: left.len() as u8, leave }
+    }
+
+    /// The heaps left.
+    pub fn left(&self) -> &[u64] {
+        &self.leave[..self.left as usize]
+    }
+}
+
+/// The values of every rule set met so far, weighed by their bytes.
+static SEQUENCES: LazyLock<quick_cache::sync::Cache<Rules, Arc<Sequence>, SequenceWeight>> =
+    LazyLock::new(|| quick_cache::sync::Cache::with_weighter(256, SEQUENCE_CACHE_BYTES, SequenceWeight));
+
+#[derive(Clone, Copy)]
+struct SequenceWeight;
+
+impl quick_cache::Weighter<Rules, Arc<Sequence>> for SequenceWeight {
+    fn weight(&self, _rules: &Rules, sequence: &Arc<Sequence>) -> u64 {
+        sequence.computed() * 4 + 256
+    }
+}
+
+impl Heaps {
+    /// The position of these heaps under `rules`.
+    fn new(given: Given, rules: Rules, heaps: Vec<u64>) -> Result<Self, HeapsError> {
+        if heaps.len() > MAX_HEAPS {
+            return Err(HeapsError::TooManyHeaps(heaps.len()));
+        }
+        let provable =
+            rules.is_nim() || (rules.most_taken().is_some() && !rules.splits_in_three() && !rules.constrains_splits());
+        if !provable {
+            if let Some(index) = heaps.iter().position(|&size| size > MAX_HEAP_COMPUTE) {
+                return Err(HeapsError::HeapTooLarge { index, size: heaps[index] });
+            }
+        }
+        Ok(Heaps { given, rules: Arc::new(rules), heaps })
+    }
+
+    /// The heaps.
+    pub fn heaps(&self) -> &[u64] {
+        &self.heaps
+    }
+
+    /// The values of the rules, known at least up to `largest` (computed further if needed).
+    fn sequence(&self, largest: u64, context: &SearchContext) -> Result<Arc<Sequence>, Interrupted> {
+        let known = SEQUENCES.get(&*self.rules).unwrap_or_else(|| Arc::new(Sequence::new((*self.rules).clone())));
+        if known.value(largest).is_some() {
+            return Ok(known);
+        }
+        let mut longer = (*known).clone();
+        let target = largest.min(MAX_HEAP_COMPUTE) + 1;
+        let computed = longer.extend_to(target.max(longer.computed() * 2).min(MAX_HEAP_COMPUTE + 1), &context.budget);
+        let longer = Arc::new(longer);
+        SEQUENCES.insert((*self.rules).clone(), longer.clone());
+        computed?;
+        match longer.value(largest) {
+            Some(_) => Ok(longer),
+            None => Err(Interrupted::PastComputeLimit { known: longer.computed(), limit: MAX_HEAP_COMPUTE }),
+        }
+    }
+
+    /// The values of the rules if they are known for every heap, without computing.
+    fn known_sequence(&self) -> Option<Arc<Sequence>> {
+        let sequence = SEQUENCES.get(&*self.rules)?;
+        let largest = self.heaps.iter().copied().max().unwrap_or(0);
+        sequence.value(largest).map(|_| sequence)
+    }
+
+    /// The value of a sequence's heap (known by construction of the sequence).
+    fn value_of(sequence: &Sequence, heap: u64) -> Nimber {
+        sequence.value(heap).expect("the sequence answers every heap of the position")
+    }
+
+    /// The moves from heap `index` of `size`.
+    fn heap_moves(&self, index: usize, size: u64) -> MoveSet<HeapMove> {
+        let mut moves = MoveSet::empty();
+        let one = move |take: u64, left: &[u64]| HeapMove::new(index, take, left);
+        for (take, digit) in self.rules.digits_up_to(size.min(self.listed_limit())) {
+            let rest = size - take;
+            if digit.may_leave(0) && rest == 0 {
+                moves.push_listed(vec![one(take, &[])]);
+            }
+            if digit.may_leave(1) && rest > 0 {
+                moves.push_listed(vec![one(take, &[rest])]);
+            }
+            if digit.may_leave(2) && rest >= 2 {
+                let (first, count) = pair_range(rest, digit.split());
+                moves.push(u128::from(count), move |i| {
+                    let a = first + i as u64;
+                    one(take, &[a, rest - a])
+                });
+            }
+            if digit.may_leave(3) && rest >= 3 {
+                moves.push_listed(triples(rest).map(|(a, b, c)| one(take, &[a, b, c])).collect());
+            }
+        }
+        // A repeated digit takes any number from its start: one group, not one per number.
+        if let Some((start, digit)) = self.rules.tail_digit() {
+            if size >= start {
+                if digit.may_leave(1) && size > start {
+                    moves.push(u128::from(size - start), move |i| {
+                        let take = start + i as u64;
+                        one(take, &[size - take])
+                    });
+                }
+                if digit.may_leave(0) {
+                    moves.push_listed(vec![one(size, &[])]);
+                }
+            }
+        }
+        moves
+    }
+
+    /// The largest number of tokens taken by a listed (not repeated) digit.
+    fn listed_limit(&self) -> u64 {
+        self.rules.tail_digit().map_or(u64::MAX, |(from, _)| from - 1)
+    }
+}
+
+/// The smaller heaps of the two-heap splits of `rest` that `split` allows, as (first, count).
+fn pair_range(rest: u64, split: Split) -> (u64, u64) {
+    match split {
+        Split::Any => (1, rest / 2),
+        Split::Unequal => (1, (rest - 1) / 2),
+        Split::Equal => (rest / 2, u64::from(rest.is_multiple_of(2))),
+    }
+}
+
+/// The three-heap splits a ≤ b ≤ c of `rest`, ascending.
+fn triples(rest: u64) -> impl Iterator<Item = (u64, u64, u64)> {
+    (1..=rest / 3).flat_map(move |a| (a..=(rest - a) / 2).map(move |b| (a, b, rest - a - b)))
+}
+
+impl Game for Heaps {
+    type Move = HeapMove;
+    type Value = Nimber;
+
+    fn value(&self, context: &mut SearchContext) -> Result<Nimber, Interrupted> {
+        let sequence = self.sequence(self.heaps.iter().copied().max().unwrap_or(0), context)?;
+        Ok(self.heaps.iter().fold(0, |total, &heap| total ^ Self::value_of(&sequence, heap)))
+    }
+
+    fn moves(&self) -> MoveSet<HeapMove> {
+        let mut moves = MoveSet::empty();
+        for (index, &size) in self.heaps.iter().enumerate() {
+            moves.append(self.heap_moves(index, size));
+        }
+        moves
+    }
+
+    fn is_legal(&self, mv: &HeapMove) -> bool {
+        let Some(&size) = self.heaps.get(mv.heap) else { return false };
+        let left = mv.left();
+        let Some(rest) = size.checked_sub(mv.take) else { return false };
+        let sizes_fit = left.iter().all(|&heap| heap >= 1)
+            && left.windows(2).all(|pair| pair[0] <= pair[1])
+            && left.iter().try_fold(0u64, |sum, &heap| sum.checked_add(heap)) == Some(rest)
+            && mv.leave[left.len()..].iter().all(|&zero| zero == 0);
+        let allowed = self.rules.digit(mv.take).is_some_and(|digit| {
+            digit.may_leave(left.len())
+                && match (left, digit.split()) {
+                    ([a, b], Split::Unequal) => a != b,
+                    ([a, b], Split::Equal) => a == b,
+                    _ => true,
+                }
+        });
+        mv.left <= 3 && sizes_fit && allowed
+    }
+
+    fn play_unchecked(&self, mv: &HeapMove) -> Self {
+        debug_assert!(self.is_legal(mv), "{mv:?} is not legal in {self:?}");
+        let mut heaps = self.heaps[..mv.heap].to_vec();
+        heaps.extend_from_slice(mv.left());
+        heaps.extend_from_slice(&self.heaps[mv.heap + 1..]);
+        Heaps { given: self.given.clone(), rules: self.rules.clone(), heaps }
+    }
+
+    /// By the values of the options, never by evaluating positions: a heap's options to the value
+    /// its heap must take, with splits of a large heap found by the period's residues.
+    fn moves_to(&self, target: Nimber, context: &mut SearchContext) -> Result<MoveSet<HeapMove>, Interrupted> {
+        let sequence = self.sequence(self.heaps.iter().copied().max().unwrap_or(0), context)?;
+        let value = |heap: u64| Self::value_of(&sequence, heap);
+        let total = self.heaps.iter().fold(0, |total, &heap| total ^ value(heap));
+        let mut moves = MoveSet::empty();
+        for (index, &size) in self.heaps.iter().enumerate() {
+            let wanted = total ^ value(size) ^ target;
+            let all = self.heap_moves(index, size);
+            // Small sets are filtered one by one; a large one's splits by residues.
+            if all.len() <= 4096 || sequence.period().is_none() {
+                let mut found = Vec::new();
+                for (checked, mv) in all.iter().enumerate() {
+                    if checked % 4096 == 0 {
+                        context.budget.check()?;
+                    }
+                    if mv.left().iter().fold(0, |sum, &heap| sum ^ value(heap)) == wanted {
+                        found.push(mv);
+                    }
+                }
+                moves.push_listed(found);
+            } else {
+                moves.append(self.large_heap_moves_to(index, size, wanted, &sequence));
+            }
+        }
+        Ok(moves)
+    }
+}
+
+impl Heaps {
+    /// The moves from a large heap of `size` (index `index`) to value `wanted`, under a proven period
+    /// (so no split is constrained and none leaves three heaps). The heaps a move leaves whole are
+    /// checked one by one; for splits `a + b = rest` with `a` past the preperiod n0, G(a) and G(b)
+    /// depend only on `a`'s residue modulo the period p (b ≥ rest/2 ≥ n0 too), so the matching
+    /// `a` are the residues that match, repeated every p: one group, indexed arithmetically. Cost:
+    /// O(digits × (n0 + p)), whatever the heap.
+    fn large_heap_moves_to(&self, index: usize, size: u64, wanted: Nimber, sequence: &Sequence) -> MoveSet<HeapMove> {
+        let period = sequence.period().expect("called under a proven period");
+        let (n0, p) = (period.preperiod.max(1), period.period);
+        let value = |heap: u64| Self::value_of(sequence, heap);
+        let one = move |take: u64, left: &[u64]| HeapMove::new(index, take, left);
+        let mut moves = MoveSet::empty();
+        for (take, digit) in self.rules.digits_up_to(size.min(self.listed_limit())) {
+            let rest = size - take;
+            if digit.may_leave(0) && rest == 0 && wanted == 0 {
+                moves.push_listed(vec![one(take, &[])]);
+            }
+            if digit.may_leave(1) && rest > 0 && value(rest) == wanted {
+                moves.push_listed(vec![one(take, &[rest])]);
+            }
+            if !(digit.may_leave(2) && rest >= 2) {
+                continue;
+            }
+            let half = rest / 2;
+            if half < n0 + p {
+                let found: Vec<HeapMove> = (1..=half)
+                    .filter(|&a| value(a) ^ value(rest - a) == wanted)
+                    .map(|a| one(take, &[a, rest - a]))
+                    .collect();
+                moves.push_listed(found);
+                continue;
+            }
+            let early: Vec<HeapMove> =
+                (1..n0).filter(|&a| value(a) ^ value(rest - a) == wanted).map(|a| one(take, &[a, rest - a])).collect();
+            moves.push_listed(early);
+            let residues: Vec<u64> = (0..p).filter(|&r| value(n0 + r) ^ value(rest - n0 - r) == wanted).collect();
+            if residues.is_empty() {
+                continue;
+            }
+            let span = half - n0 + 1;
+            let (laps, remainder) = (span / p, span % p);
+            let partial = residues.iter().filter(|&&r| r < remainder).count() as u64;
+            let count = u128::from(laps) * residues.len() as u128 + u128::from(partial);
+            let per_lap = residues.len() as u128;
+            moves.push(count, move |i| {
+                let a = n0 + residues[(i % per_lap) as usize] + (i / per_lap) as u64 * p;
+                one(take, &[a, rest - a])
+            });
+        }
+        if let Some((start, digit)) = self.rules.tail_digit() {
+            // Nim's repeated digit: one heap left of each smaller size.
+            if size >= start && digit.may_leave(1) && (1..size).contains(&wanted) {
+                // Under a proven period only Nim repeats a digit: G(m) = m, so the one heap left is `wanted`.
+                let take = size - wanted;
+                if take >= start {
+                    moves.push_listed(vec![one(take, &[wanted])]);
+                }
+            }
+            if size >= start && digit.may_leave(0) && wanted == 0 {
+                moves.push_listed(vec![one(size, &[])]);
+            }
+        }
+        moves
+    }
+}
+
+impl ServedGame for Heaps {
+    const NAME: &'static str = "heaps";
+    const SEARCHES: bool = false;
+    type Message = proto::Heaps;
+    type MoveMessage = proto::HeapsMove;
+    type Error = HeapsError;
+    type Learnt = ();
+
+    fn from_message(message: proto::Heaps) -> Result<Self, HeapsError> {
+        use proto::heaps::Rules as ProtoRules;
+        let (given, rules) = match message.rules {
+            None | Some(ProtoRules::Nim(false)) => return Err(HeapsError::NoRules),
+            Some(ProtoRules::Code(code)) => {
+                let rules = Rules::code(&code)?;
+                (Given::Code(code), rules)
+            }
+            Some(ProtoRules::Subtraction(set)) => {
+                let rules = Rules::subtraction(&set.take, set.all_but)?;
+                (Given::Subtraction { take: set.take, all_but: set.all_but }, rules)
+            }
+            Some(ProtoRules::Nim(true)) => (Given::Nim, Rules::nim()),
+        };
+        Heaps::new(given, rules, message.heaps)
+    }
+
+    fn to_message(&self) -> proto::Heaps {
+        use proto::heaps::Rules as ProtoRules;
+        let rules = match &self.given {
+            Given::Code(code) => ProtoRules::Code(code.clone()),
+            Given::Subtraction { take, all_but } => {
+                ProtoRules::Subtraction(proto::Subtraction { take: take.clone(), all_but: *all_but })
+            }
+            Given::Nim => ProtoRules::Nim(true),
+        };
+        proto::Heaps { rules: Some(rules), heaps: self.heaps.clone() }
+    }
+
+    fn move_message(mv: &HeapMove) -> proto::HeapsMove {
+        proto::HeapsMove { heap: mv.heap as u64 + 1, take: mv.take, leave: mv.left().to_vec() }
+    }
+
+    fn items(&self) -> usize {
+        self.heaps.len()
+    }
+
+    /// Cheap once the rules' values are known for every heap (a lookup each); computing them is not.
+    fn is_cheap(&self) -> bool {
+        self.known_sequence().is_some()
+    }
+
+    /// Only from the values already known: computing them is work.
+    fn value_without_search(&self, _lookup: &Lookup) -> Option<(Nimber, u64)> {
+        let sequence = self.known_sequence()?;
+        Some((self.heaps.iter().fold(0, |total, &heap| total ^ Self::value_of(&sequence, heap)), 0))
+    }
+
+    /// Proven rules (Kayles, Dawson's Kayles, 0.137, a subtraction game, Nim) with heaps of any
+    /// size one time in five; any rules, Grundy's game and a hexadecimal code among them, with small
+    /// heaps otherwise.
+    fn random_message(random: &mut SplitMix, sizes: Sizes) -> proto::Heaps {
+        use proto::heaps::Rules as ProtoRules;
+        const PROVEN: [&str; 3] = ["0.77", "0.07", "0.137"];
+        const ANY: [&str; 4] = ["4!.0", "0.3F", "4.007", "0.106"];
+        let rules = match random.below(6) {
+            0 => ProtoRules::Nim(true),
+            1 => ProtoRules::Subtraction(proto::Subtraction { take: vec![1, 3, 4], all_but: false }),
+            2 if !sizes.huge => ProtoRules::Code(ANY[random.index(ANY.len())].into()),
+            _ => ProtoRules::Code(PROVEN[random.index(PROVEN.len())].into()),
+        };
+        let small = Sizes { huge: sizes.huge, small: sizes.small.min(60) };
+        let heaps = (0..random.range(1, 3)).map(|_| small.draw(random)).collect();
+        proto::Heaps { rules: Some(rules), heaps }
+    }
+}
+
+#[cfg(test)]
+mod tests;

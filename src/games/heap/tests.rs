@@ -1,0 +1,256 @@
+//! The heap games against a brute force written from the rules, and against published values.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::games::move_set_tests::assert_move_sets_match_search;
+
+/// A code's digits by hand, from its string: `d0.d1d2…` with hexadecimal digits and `!` for
+/// unequal splits, nothing more: the brute force's own reading of the rules.
+fn digits_of(code: &str) -> Vec<(u32, bool)> {
+    let mut digits = Vec::new();
+    let mut chars = code.chars().filter(|&c| c != '.').peekable();
+    while let Some(c) = chars.next() {
+        let unequal = chars.peek() == Some(&'!');
+        if unequal {
+            chars.next();
+        }
+        digits.push((c.to_digit(16).expect("a digit"), unequal));
+    }
+    digits
+}
+
+/// Every way to write `total` as `parts` positive heaps, ascending.
+fn partitions(total: u64, parts: usize, least: u64) -> Vec<Vec<u64>> {
+    if parts == 1 {
+        return if total >= least { vec![vec![total]] } else { Vec::new() };
+    }
+    let mut all = Vec::new();
+    for first in least..=total / parts as u64 {
+        for mut rest in partitions(total - first, parts - 1, first) {
+            rest.insert(0, first);
+            all.push(rest);
+        }
+    }
+    all
+}
+
+/// G(n) of `code` by the mex of every option, straight from the rules.
+fn brute_force(code: &str, n: u64, memo: &mut HashMap<u64, u64>) -> u64 {
+    if let Some(&value) = memo.get(&n) {
+        return value;
+    }
+    let mut options = Vec::new();
+    for (take, &(digit, unequal)) in digits_of(code).iter().enumerate() {
+        let Some(rest) = n.checked_sub(take as u64) else { continue };
+        for heaps in 0..4 {
+            if digit >> heaps & 1 == 0 {
+                continue;
+            }
+            if heaps == 0 {
+                if rest == 0 && take > 0 {
+                    options.push(0);
+                }
+                continue;
+            }
+            if take == 0 && heaps < 2 {
+                continue;
+            }
+            for split in partitions(rest, heaps, 1) {
+                if unequal && split.windows(2).any(|pair| pair[0] == pair[1]) {
+                    continue;
+                }
+                options.push(split.iter().fold(0, |total, &heap| total ^ brute_force(code, heap, memo)));
+            }
+        }
+    }
+    let value = crate::games::mex(options);
+    memo.insert(n, value);
+    value
+}
+
+fn heaps(code: &str, heaps: Vec<u64>) -> Heaps {
+    Heaps::from_message(proto::Heaps { rules: Some(proto::heaps::Rules::Code(code.into())), heaps }).expect("valid")
+}
+
+fn sequence(code: &str, len: u64) -> Sequence {
+    let mut sequence = Sequence::new(Rules::code(code).expect("valid"));
+    sequence.extend_to(len, &crate::games::Budget::unlimited()).expect("no deadline");
+    sequence
+}
+
+fn check_against_brute_force(code: &str, up_to: u64) {
+    let sequence = sequence(code, up_to + 1);
+    let mut memo = HashMap::new();
+    for n in 0..=up_to {
+        assert_eq!(sequence.value(n), Some(brute_force(code, n, &mut memo)), "{code} at {n}");
+    }
+}
+
+#[test]
+fn every_octal_code_of_up_to_three_digits_matches_the_brute_force_to_300() {
+    for code in 0..8 * 8 * 8 {
+        let code = format!("0.{}{}{}", code / 64, code / 8 % 8, code % 8);
+        check_against_brute_force(&code, 300);
+    }
+}
+
+#[test]
+fn random_codes_of_up_to_six_digits_match_the_brute_force() {
+    let mut random = SplitMix::new(21);
+    for _ in 0..40 {
+        let length = random.range(1, 6) as usize;
+        let d0 = ["0", "4", "8", "C"][random.index(4)];
+        let digits: String = (0..length).map(|_| char::from_digit(random.below(16) as u32, 16).unwrap()).collect();
+        let code = format!("{d0}.{}", digits.to_uppercase());
+        // Three-heap splits cost a cube: fewer heaps for them.
+        let three = code.chars().any(|c| c.to_digit(16).is_some_and(|d| d >= 8));
+        check_against_brute_force(&code, if three { 90 } else { 1000 });
+    }
+    for code in ["4!.0", "0.4!4!", "4!.37"] {
+        check_against_brute_force(code, 200);
+    }
+}
+
+/// Periods from Winning Ways (2nd ed., vol. 1, ch. 4, table 6 and the text on Kayles and
+/// Dawson's Kayles) and Flammenkamp's octal tables: Kayles 0.77 has period 12 from heap 71
+/// (its last exception at 70); Dawson's Kayles 0.07 period 34, its last exception at 52, so
+/// preperiod 53; 0.137 (Dawson's chess) the same sequence shifted by one, period 34 from 52.
+#[test]
+fn published_periods_are_found_and_proven() {
+    for (code, preperiod, period) in [("0.77", 71, 12), ("0.07", 53, 34), ("0.137", 52, 34)] {
+        let found = sequence(code, 1 << 12).period().expect("proven");
+        assert_eq!((found.preperiod, found.period, found.saltus), (preperiod, period, 0), "{code}");
+    }
+    // The subtraction game {2, 3, 7} has period 5 (Winning Ways, ch. 4, table 2: ".. 0 0 1 1 2").
+    let rules = Rules::subtraction(&[2, 3, 7], false).unwrap();
+    let mut subtraction = Sequence::new(rules);
+    subtraction.extend_to(1000, &crate::games::Budget::unlimited()).unwrap();
+    assert_eq!(subtraction.period().map(|found| found.period), Some(5));
+}
+
+/// Grundy's game `4!.0`: its first values, OEIS A002188 (also CGSuite's own test of `4!.0`).
+#[test]
+fn grundys_game_opens_as_published() {
+    let published = [0, 0, 0, 1, 0, 2, 1, 0, 2, 1, 0, 2, 1, 3, 2, 1, 3, 2, 4, 3, 0];
+    let sequence = sequence("4!.0", published.len() as u64);
+    let values: Vec<u64> = (0..published.len() as u64).map(|n| sequence.value(n).unwrap()).collect();
+    assert_eq!(values, published);
+    assert_eq!(sequence.period(), None, "no period is proven for a constrained split");
+}
+
+#[test]
+fn equivalent_codes_share_one_canonical_form() {
+    assert_eq!(Rules::code("0.77").unwrap(), Rules::code("0.7700").unwrap());
+    assert_eq!(Rules::code("0.[3]").unwrap(), Rules::nim());
+    assert_eq!(Rules::subtraction(&[], true).unwrap(), Rules::nim());
+    assert_eq!(Rules::subtraction(&[3, 1, 4, 1], false).unwrap(), Rules::code("0.3033").unwrap());
+}
+
+#[test]
+fn bad_codes_name_the_character_and_why() {
+    for (code, part) in [
+        ("077", "has no point"),
+        ("0.7G", "character 3 ('G') is past F"),
+        ("0.7?", "`?` constraint"),
+        ("40.7", "exactly one digit before the point"),
+        ("3.7", "d0, which takes no tokens"),
+        ("0.[7]", "a repeated digit may leave at most one heap"),
+        ("0.[3]3", "close the repeated digit"),
+        ("0.8!", "three heaps"),
+        ("0.é", "character 2 ('é') is not a digit"),
+    ] {
+        let error = Rules::code(code).expect_err(code);
+        assert!(error.to_string().contains(part), "{code}: {error}");
+        assert!(error.to_string().starts_with("code "), "{error}");
+    }
+    let long = format!("0.{}", "7".repeat(33));
+    assert!(Rules::code(&long).unwrap_err().to_string().contains("32 digits"));
+    assert!(Rules::code(&format!("0.{}", "7".repeat(32))).is_ok());
+}
+
+#[test]
+fn heaps_of_any_size_are_answered_under_a_proven_period() {
+    let mut context = SearchContext::in_memory();
+    let kayles = sequence("0.77", 1 << 12);
+    let huge = 1_000_000_000_000_000_000;
+    assert_eq!(kayles.value(huge), kayles.value(71 + (huge - 71) % 12));
+    // [10^18, 3, 7] is a loss for the player to move; with a heap of 1 more it is a win.
+    assert_eq!(heaps("0.77", vec![huge, 3, 7]).value(&mut context), Ok(0));
+    let position = heaps("0.77", vec![huge, 3, 7, 1]);
+    let expected = kayles.value(huge).unwrap() ^ kayles.value(3).unwrap() ^ kayles.value(7).unwrap() ^ 1;
+    assert_eq!((position.value(&mut context), expected), (Ok(1), 1));
+    // The winning moves of the huge heap are found without enumerating its splits.
+    let winning = position.moves_to(0, &mut context).unwrap();
+    assert!(winning.iter().any(|mv| mv.heap == 0), "the huge heap has winning splits");
+    for mv in winning.iter().step_by(997).take(50) {
+        assert_eq!(position.play_unchecked(&mv).value(&mut context), Ok(0), "{mv:?}");
+    }
+    let (value, best) = position.best_move(&mut context).unwrap();
+    assert_eq!(value, expected);
+    let after = position.play_unchecked(&best.expect("a winning move"));
+    assert_eq!(after.value(&mut context), Ok(0));
+    // Nim: G(n) = n.
+    let nim =
+        Heaps::from_message(proto::Heaps { rules: Some(proto::heaps::Rules::Nim(true)), heaps: vec![u64::MAX, 5] });
+    let nim = nim.unwrap();
+    assert_eq!(nim.value(&mut context), Ok(u64::MAX ^ 5));
+    let best = nim.best_move(&mut context).unwrap().1.expect("a winning move");
+    assert_eq!(nim.play_unchecked(&best).value(&mut context), Ok(0));
+}
+
+#[test]
+fn the_residue_path_lists_the_same_moves_as_filtering() {
+    let mut context = SearchContext::in_memory();
+    for code in ["0.77", "0.07", "0.137", "4.007", "0.106"] {
+        for size in [5000u64, 5001, 7919] {
+            let position = heaps(code, vec![size]);
+            let total = position.value(&mut context).unwrap();
+            for target in [0, 1, 2, 3, total ^ 1] {
+                let fast: Vec<HeapMove> = position.moves_to(target, &mut context).unwrap().iter().collect();
+                let mut slow = Vec::new();
+                for mv in position.moves().iter() {
+                    if position.play_unchecked(&mv).value(&mut context).unwrap() == target {
+                        slow.push(mv);
+                    }
+                }
+                assert_eq!(fast, slow, "{code} heap {size} target {target}");
+            }
+        }
+    }
+}
+
+#[test]
+fn move_sets_match_the_search_on_small_positions() {
+    for code in ["0.77", "0.07", "4!.0", "0.3F", "4.007", "0.[3]"] {
+        for sizes in [vec![0], vec![1, 2], vec![7], vec![5, 9, 2]] {
+            assert_move_sets_match_search(&heaps(code, sizes), &[0, 1, 2, 3, 4, 5]);
+        }
+    }
+}
+
+#[test]
+fn moves_are_legal_and_leave_what_they_say() {
+    let position = heaps("4!.37", vec![9, 4]);
+    for mv in position.moves().iter() {
+        assert!(position.is_legal(&mv), "{mv:?}");
+        let after = position.play_unchecked(&mv);
+        assert_eq!(after.heaps().iter().sum::<u64>() + mv.take, 13);
+    }
+    assert!(position.is_legal(&HeapMove { heap: 0, take: 0, left: 2, leave: [3, 6, 0] }));
+    assert!(!position.is_legal(&HeapMove { heap: 0, take: 0, left: 2, leave: [4, 4, 0] }));
+    assert!(!position.is_legal(&HeapMove { heap: 2, take: 1, left: 1, leave: [3, 0, 0] }));
+    assert!(position.is_legal(&HeapMove { heap: 0, take: 2, left: 1, leave: [7, 0, 0] }));
+    assert!(!position.is_legal(&HeapMove { heap: 0, take: 2, left: 1, leave: [6, 0, 0] }), "the sizes must add up");
+}
+
+#[test]
+fn heaps_past_the_compute_limit_are_refused_where_no_period_can_be_proven() {
+    let message = |code: &str, heaps| proto::Heaps { rules: Some(proto::heaps::Rules::Code(code.into())), heaps };
+    let error = Heaps::from_message(message("4!.0", vec![3, MAX_HEAP_COMPUTE + 1])).unwrap_err();
+    assert_eq!(error.field().to_string(), "heaps[1]");
+    assert!(error.to_string().contains("no period is proven"), "{error}");
+    assert!(Heaps::from_message(message("0.77", vec![u64::MAX])).is_ok());
+    let too_many = Heaps::from_message(message("0.77", vec![1; MAX_HEAPS + 1])).unwrap_err();
+    assert_eq!(too_many, HeapsError::TooManyHeaps(MAX_HEAPS + 1));
+}
