@@ -13,6 +13,26 @@ use super::{Game, Interrupted, MoveSet, SearchContext};
 /// [`Position::is_cheap`].
 const CHEAP_ITEMS: usize = 1024;
 
+/// What solving a position costs: its closed forms' items, whether a component may need a search,
+/// and whether a closed form is not cheap ([`ServedGame::is_cheap`]).
+#[derive(Clone, Copy, Default)]
+struct Work {
+    items: usize,
+    searches: bool,
+    costly: bool,
+}
+
+impl Work {
+    /// The work of two components together.
+    fn plus(self, other: Work) -> Work {
+        Work {
+            items: self.items.saturating_add(other.items),
+            searches: self.searches || other.searches,
+            costly: self.costly || other.costly,
+        }
+    }
+}
+
 macro_rules! define_positions {
     ($($game:ident($position:ty) = $tag:literal,)*) => {
         /// A position of any game, or a sum of positions. A game's position is shared (`Arc`): a
@@ -116,33 +136,28 @@ macro_rules! define_positions {
         )*
 
         impl Position {
-            /// The number of closed-form items (past the cheap bound for a closed form that is not
-            /// cheap), and whether a component may need a search.
-            fn work(&self) -> (usize, bool) {
+            /// What solving the position costs, summed over its components.
+            fn work(&self) -> Work {
                 match self {
                     $(Position::$game(game) => match <$position as ServedGame>::SEARCHES {
-                        true => (0, true),
-                        false if !game.is_cheap() => (CHEAP_ITEMS + 1, false),
-                        false => (game.items(), false),
+                        true => Work { items: 0, searches: true, costly: false },
+                        false => Work { items: game.items(), searches: false, costly: !game.is_cheap() },
                     },)*
-                    Position::Sum(sum) => sum.components().iter().map(Position::work).fold(
-                        (0, false),
-                        |(items, searches), (more, search)| (items.saturating_add(more), searches || search),
-                    ),
+                    Position::Sum(sum) => sum.components().iter().map(Position::work).fold(Work::default(), Work::plus),
                 }
             }
 
             /// Whether the position's value may need a search (else it is closed forms only). A
             /// search keeps what it finished in the memo: a retry after a deadline continues.
             pub fn needs_search(&self) -> bool {
-                self.work().1
+                self.work().searches
             }
 
             /// Whether solving is cheap enough to run anywhere: closed forms only, over at most a
             /// thousand or so items.
             pub fn is_cheap(&self) -> bool {
-                let (items, searches) = self.work();
-                !searches && items <= CHEAP_ITEMS
+                let work = self.work();
+                !work.searches && !work.costly && work.items <= CHEAP_ITEMS
             }
 
             /// The value of the position when it needs no search and little work: its closed forms
@@ -163,7 +178,7 @@ macro_rules! define_positions {
                         }
                     }
                 }
-                if self.work().0 > CHEAP_ITEMS {
+                if self.work().items > CHEAP_ITEMS {
                     return None;
                 }
                 value(self, lookup)

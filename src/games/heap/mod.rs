@@ -163,9 +163,7 @@ impl Heaps {
         if heaps.len() > MAX_HEAPS {
             return Err(HeapsError::TooManyHeaps(heaps.len()));
         }
-        let provable =
-            rules.is_nim() || (rules.most_taken().is_some() && !rules.splits_in_three() && !rules.constrains_splits());
-        if !provable {
+        if !rules.is_nim() && !rules.admits_periodicity_proof() {
             if let Some(index) = heaps.iter().position(|&size| size > MAX_HEAP_COMPUTE) {
                 return Err(HeapsError::HeapTooLarge { index, size: heaps[index] });
             }
@@ -199,13 +197,27 @@ impl Heaps {
     /// The values of the rules if they are known for every heap, without computing.
     fn known_sequence(&self) -> Option<Arc<Sequence>> {
         let sequence = SEQUENCES.get(&*self.rules)?;
-        let largest = self.heaps.iter().copied().max().unwrap_or(0);
-        sequence.value(largest).map(|_| sequence)
+        sequence.value(self.largest()).map(|_| sequence)
+    }
+
+    /// The values of the rules for every heap of the position (computed as needed).
+    fn sequence_for_heaps(&self, context: &SearchContext) -> Result<Arc<Sequence>, Interrupted> {
+        self.sequence(self.largest(), context)
+    }
+
+    /// The largest heap (0 with none).
+    fn largest(&self) -> u64 {
+        self.heaps.iter().copied().max().unwrap_or(0)
     }
 
     /// The value of a sequence's heap (known by construction of the sequence).
     fn value_of(sequence: &Sequence, heap: u64) -> Nimber {
         sequence.value(heap).expect("the sequence answers every heap of the position")
+    }
+
+    /// The position's value: the XOR of its heaps' values in `sequence`.
+    fn total(&self, sequence: &Sequence) -> Nimber {
+        self.heaps.iter().fold(0, |total, &heap| total ^ Self::value_of(sequence, heap))
     }
 
     /// The moves from heap `index` of `size`.
@@ -273,8 +285,7 @@ impl Game for Heaps {
     type Value = Nimber;
 
     fn value(&self, context: &mut SearchContext) -> Result<Nimber, Interrupted> {
-        let sequence = self.sequence(self.heaps.iter().copied().max().unwrap_or(0), context)?;
-        Ok(self.heaps.iter().fold(0, |total, &heap| total ^ Self::value_of(&sequence, heap)))
+        Ok(self.total(&*self.sequence_for_heaps(context)?))
     }
 
     fn moves(&self) -> MoveSet<HeapMove> {
@@ -315,9 +326,9 @@ impl Game for Heaps {
     /// By the values of the options, never by evaluating positions: a heap's options to the value
     /// its heap must take, with splits of a large heap found by the period's residues.
     fn moves_to(&self, target: Nimber, context: &mut SearchContext) -> Result<MoveSet<HeapMove>, Interrupted> {
-        let sequence = self.sequence(self.heaps.iter().copied().max().unwrap_or(0), context)?;
+        let sequence = self.sequence_for_heaps(context)?;
         let value = |heap: u64| Self::value_of(&sequence, heap);
-        let total = self.heaps.iter().fold(0, |total, &heap| total ^ value(heap));
+        let total = self.total(&sequence);
         let mut moves = MoveSet::empty();
         for (index, &size) in self.heaps.iter().enumerate() {
             let wanted = total ^ value(size) ^ target;
@@ -461,8 +472,7 @@ impl ServedGame for Heaps {
 
     /// Only from the values already known: computing them is work.
     fn value_without_search(&self, _lookup: &Lookup) -> Option<(Nimber, u64)> {
-        let sequence = self.known_sequence()?;
-        Some((self.heaps.iter().fold(0, |total, &heap| total ^ Self::value_of(&sequence, heap)), 0))
+        Some((self.total(&*self.known_sequence()?), 0))
     }
 
     /// Proven rules (Kayles, Dawson's Kayles, 0.137, a subtraction game, Nim) with heaps of any

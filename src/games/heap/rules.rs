@@ -211,6 +211,13 @@ impl Rules {
         self.all_digits().any(|digit| digit.split != Split::Any && digit.may_leave(2))
     }
 
+    /// Whether the periodicity theorem can prove a period for these rules (see
+    /// [`super::sequence`]): a bounded take, no split into three heaps, no constrained split.
+    /// Nim's period is proven apart.
+    pub fn admits_periodicity_proof(&self) -> bool {
+        self.most_taken().is_some() && !self.splits_in_three() && !self.constrains_splits()
+    }
+
     /// Whether these are Nim's rules.
     pub fn is_nim(&self) -> bool {
         *self == Rules::nim()

@@ -138,7 +138,7 @@ impl Sequence {
     /// Looks for the smallest period the theorem proves on the computed values, if the rules admit
     /// the theorem (see the module).
     fn find_period(&mut self) {
-        if self.period.is_some() || self.rules.splits_in_three() || self.rules.constrains_splits() {
+        if self.period.is_some() || !self.rules.admits_periodicity_proof() {
             return;
         }
         let Some(most_taken) = self.rules.most_taken() else { return };
