@@ -223,6 +223,25 @@ impl Rules {
         *self == Rules::nim()
     }
 
+    /// The rules' canonical bytes, the same for equivalent codes: the key of their values in a
+    /// memo. Each digit is its number of tokens (8 bytes, big-endian), the heaps it may leave and
+    /// its split; a repeated digit follows a 0xFF byte.
+    pub fn canonical_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(10 * (self.digits.len() + 1) + 1);
+        let push = |bytes: &mut Vec<u8>, (take, digit): (u64, Digit)| {
+            bytes.extend_from_slice(&take.to_be_bytes());
+            bytes.extend_from_slice(&[digit.heaps, digit.split as u8]);
+        };
+        for &digit in &self.digits {
+            push(&mut bytes, digit);
+        }
+        if let Some(tail) = self.tail {
+            bytes.push(0xFF);
+            push(&mut bytes, tail);
+        }
+        bytes
+    }
+
     fn all_digits(&self) -> impl Iterator<Item = Digit> + '_ {
         self.digits.iter().map(|&(_, digit)| digit).chain(self.tail.map(|(_, digit)| digit))
     }

@@ -78,6 +78,73 @@ impl Sequence {
         Some(u64::from(base) + laps * period.saltus)
     }
 
+    /// The largest value computed.
+    pub fn largest_value(&self) -> u64 {
+        self.values.iter().copied().max().map_or(0, u64::from)
+    }
+
+    /// How many computed heaps have each value: `frequencies()[v]` heaps have value `v` (the
+    /// checksum published runs give).
+    pub fn frequencies(&self) -> Vec<u64> {
+        let mut counts = vec![0; self.largest_value() as usize + 1];
+        for &value in &self.values {
+            counts[value as usize] += 1;
+        }
+        counts
+    }
+
+    /// The rare/common mask of the sparse-space method, if one is in use: a value `v` is rare when
+    /// `v & mask` has odd parity (Winning Ways, ch. 4).
+    pub fn rare_mask(&self) -> Option<u64> {
+        None
+    }
+
+    /// How many computed heaps have a rare value (0 without a mask).
+    pub fn rare_heaps(&self) -> u64 {
+        0
+    }
+
+    /// The period the computed values show so far, not yet proven: the smallest `p` for which the
+    /// last values repeat, with the heap from which they do (`checked_to` is how far it holds).
+    pub fn candidate_period(&self) -> Option<Period> {
+        self.period.or_else(|| None)
+    }
+
+    /// The sequence as bytes, for a memo: [`Sequence::decode`] reads them back.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut bytes = vec![1];
+        let period = self.period.unwrap_or(Period { preperiod: u64::MAX, period: 0, saltus: 0, checked_to: 0 });
+        for number in [period.preperiod, period.period, period.saltus, period.checked_to, self.computed()] {
+            bytes.extend_from_slice(&number.to_le_bytes());
+        }
+        for &value in &self.values {
+            bytes.extend_from_slice(&value.to_le_bytes());
+        }
+        bytes
+    }
+
+    /// The sequence of `rules` that [`Sequence::encode`] wrote, or `None` if `bytes` are not one.
+    pub fn decode(rules: Rules, bytes: &[u8]) -> Option<Self> {
+        let (&version, rest) = bytes.split_first()?;
+        if version != 1 || rest.len() < 40 {
+            return None;
+        }
+        let number = |i: usize| u64::from_le_bytes(rest[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let (preperiod, period, saltus, checked_to, computed) = (number(0), number(1), number(2), number(3), number(4));
+        let values: Vec<u32> = rest[40..]
+            .chunks_exact(4)
+            .map(|chunk| u32::from_le_bytes(chunk.try_into().expect("4 bytes")))
+            .collect();
+        if values.len() as u64 != computed || rest[40..].len() % 4 != 0 || values.is_empty() {
+            return None;
+        }
+        let period = (preperiod != u64::MAX).then_some(Period { preperiod, period, saltus, checked_to });
+        if period.is_some_and(|p| p.period == 0 || p.preperiod.checked_add(p.period) > Some(computed)) {
+            return None;
+        }
+        Some(Sequence { rules, values, period })
+    }
+
     /// Computes the values of heaps up to `len` (exclusive), then looks for a period that the
     /// theorem proves. Stops with `Err` when `budget` ends, keeping every value it computed.
     pub fn extend_to(&mut self, len: u64, budget: &Budget) -> Result<(), Interrupted> {
