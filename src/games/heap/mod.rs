@@ -153,7 +153,7 @@ struct SequenceWeight;
 
 impl quick_cache::Weighter<Rules, Arc<Sequence>> for SequenceWeight {
     fn weight(&self, _rules: &Rules, sequence: &Arc<Sequence>) -> u64 {
-        sequence.computed() * 4 + 256
+        sequence.bytes() + 256
     }
 }
 

@@ -175,6 +175,11 @@ impl Rules {
         listed.chain(repeated)
     }
 
+    /// The digits listed (not repeated), by number of tokens taken, ascending.
+    pub fn listed_digits(&self) -> &[(u64, Digit)] {
+        &self.digits
+    }
+
     /// The digit of a move taking `take` tokens, if such a move exists.
     pub fn digit(&self, take: u64) -> Option<Digit> {
         if let Ok(at) = self.digits.binary_search_by_key(&take, |&(k, _)| k) {

@@ -1,5 +1,5 @@
-//! The values G(0), G(1), … of one rule set's heaps, computed by the plain mex, and the period that
-//! answers every larger heap once it is proven.
+//! The values G(0), G(1), … of one rule set's heaps, computed by the mex of the options with the
+//! sparse-space method, and the period that answers every larger heap once it is proven.
 //!
 //! # The periodicity theorem (Winning Ways, ch. 4; Guy and Smith, 1956)
 //! Let `t` be the most tokens a move may take. If G(n + p) = G(n) for every n with
@@ -19,8 +19,29 @@
 //! nimber proves nothing and answers only the heaps it has computed. A digit that repeats forever
 //! has no `t`: the same holds, except for Nim, whose G(n) = n (the options of n are every smaller
 //! heap, so their values are 0 … n − 1 by induction).
+//!
+//! # The sparse-space method (Winning Ways, ch. 4; Gangolli and Plambeck, 1989; Beling's RC2)
+//! Most of a heap's options split it in two, and listing them all costs O(n) a heap. In many games
+//! the values fall into *common* ones, which most heaps have, and *rare* ones, such that no split
+//! into two common heaps has a common value: then a split reaches the value a heap usually has only
+//! through a rare heap, and those are few. nimber works on keys, a heap's value and its size's
+//! parity (`G(a) << 1 | a & 1`): the key of a split of `rest` is the XOR of its heaps' keys, the
+//! option's value and `rest`'s parity. The splits taking an even and an odd number of tokens form
+//! two classes, each with its own common keys, chosen greedily, most frequent first, keeping the
+//! class sound: no XOR of two common keys and the class's parity is common. For heap n:
+//! 1. every option but the splits into two common heaps is listed: the moves leaving zero, one or
+//!    three heaps, and each rare heap paired with the rest (a short list);
+//! 2. the mex of those, the *candidate*, is G(n) unless a split into two common heaps reaches it,
+//!    which a class can do only if the candidate's key (with the class's parity) is an XOR of two
+//!    of its common keys; for such a class the splits are scanned (the classes in turns) until one
+//!    reaches the candidate, which gives the next candidate, or none is left.
+//!
+//! So the answer is the mex of every option, whatever the common keys (poor ones only make the
+//! scans longer): the method is exact. A heap whose value is common needs no scan at all. The
+//! common keys are chosen afresh when the heaps double and when a class's rare heaps double; where
+//! values pass 16 bits, the options are all listed (the plain mex).
 
-use super::rules::{Rules, Split};
+use super::rules::{Digit, Rules, Split};
 use crate::games::{Budget, Interrupted};
 
 /// How far the values are known beyond the computed ones.
@@ -32,24 +53,467 @@ pub struct Period {
     pub period: u64,
     /// What a period adds to the value (0: plain periodicity; 1 for Nim).
     pub saltus: u64,
-    /// The heap below which the theorem's condition was checked (2·n0 + p + t + 1, or the like).
+    /// The heap below which the theorem's condition was checked (2·n0 + p + t + 1, or the like);
+    /// for a candidate period, the heap below which it holds.
     pub checked_to: u64,
 }
 
-/// The values of one rule set's heaps: computed for heaps `0..len`, and every heap once a period is
-/// proven.
+/// The values of one rule set's heaps: computed for heaps `0..computed`, and every heap once a
+/// period is proven. Values take 2 bytes a heap while they fit (4 after).
 #[derive(Clone, Debug)]
 pub struct Sequence {
     rules: Rules,
-    values: Vec<u32>,
+    values: Values,
     period: Option<Period>,
+    mex: Mex,
+}
+
+/// The computed values: 2 bytes each while every value fits in 16 bits.
+#[derive(Clone, Debug)]
+enum Values {
+    Narrow(Vec<u16>),
+    Wide(Vec<u32>),
+}
+
+impl Values {
+    fn len(&self) -> usize {
+        match self {
+            Values::Narrow(cells) => cells.len(),
+            Values::Wide(cells) => cells.len(),
+        }
+    }
+
+    fn get(&self, n: usize) -> Option<u32> {
+        match self {
+            Values::Narrow(cells) => cells.get(n).map(|&value| u32::from(value)),
+            Values::Wide(cells) => cells.get(n).copied(),
+        }
+    }
+
+    fn bytes_per_value(&self) -> u64 {
+        match self {
+            Values::Narrow(_) => 2,
+            Values::Wide(_) => 4,
+        }
+    }
+
+    /// Every value, in heap order.
+    fn iter(&self) -> Box<dyn Iterator<Item = u32> + '_> {
+        match self {
+            Values::Narrow(cells) => Box::new(cells.iter().map(|&value| u32::from(value))),
+            Values::Wide(cells) => Box::new(cells.iter().copied()),
+        }
+    }
+}
+
+/// A stored value: `u16` or `u32`.
+trait Cell: Copy {
+    fn value(self) -> u32;
+    fn of(value: u32) -> Option<Self>;
+}
+
+impl Cell for u16 {
+    #[inline(always)]
+    fn value(self) -> u32 {
+        u32::from(self)
+    }
+    fn of(value: u32) -> Option<Self> {
+        u16::try_from(value).ok()
+    }
+}
+
+impl Cell for u32 {
+    #[inline(always)]
+    fn value(self) -> u32 {
+        self
+    }
+    fn of(value: u32) -> Option<Self> {
+        Some(value)
+    }
+}
+
+/// The moves of the rules, by how many heaps they leave: the numbers of tokens taken.
+#[derive(Clone, Debug, Default)]
+struct Moves {
+    /// Moves that may take a heap whole.
+    whole: Vec<usize>,
+    /// Moves that may leave one heap.
+    one: Vec<usize>,
+    /// Moves that may leave two heaps, and how they must compare.
+    two: Vec<(usize, Split)>,
+    /// Moves that may leave three heaps.
+    three: Vec<usize>,
+    /// A digit repeated for every number of tokens from this one on.
+    tail: Option<(usize, Digit)>,
+}
+
+impl Moves {
+    fn of(rules: &Rules) -> Self {
+        let mut moves = Moves::default();
+        for &(take, digit) in rules.listed_digits() {
+            let take = take as usize;
+            if digit.may_leave(0) {
+                moves.whole.push(take);
+            }
+            if digit.may_leave(1) {
+                moves.one.push(take);
+            }
+            if digit.may_leave(2) {
+                moves.two.push((take, digit.split()));
+            }
+            if digit.may_leave(3) {
+                moves.three.push(take);
+            }
+        }
+        moves.tail = rules.tail_digit().map(|(from, digit)| (from as usize, digit));
+        moves
+    }
+}
+
+/// How many splits of one class are scanned before the other class's turn.
+const SCAN_RUN: usize = 256;
+
+/// The splitting moves that take an even, or an odd, number of tokens, and the rare/common split
+/// of the sparse-space method for them (see the module).
+#[derive(Clone, Debug, Default)]
+struct Class {
+    /// 0 for the moves taking an even number of tokens, 1 for odd.
+    parity: usize,
+    /// The numbers of tokens the class's moves take, and how the two heaps must compare.
+    takes: Vec<(usize, Split)>,
+    /// The common keys (a heap's key: its value, then its size's parity), as a bitset.
+    common: Vec<u64>,
+    /// Every XOR of two common keys, as a bitset: the keys of the options a split into two
+    /// common heaps can have.
+    sums: Vec<u64>,
+    /// The heaps (from 1) whose key is rare, ascending.
+    rare: Vec<u32>,
+    /// How many heaps were rare when the split was last chosen.
+    rare_at_choice: usize,
+}
+
+/// The key of a heap of `n` with value `value`: `value << 1 | n & 1`. A split of `rest` into
+/// heaps a + b has the XOR of their keys as its key: its value, then the parity of `rest`.
+#[inline(always)]
+fn key(value: u32, n: usize) -> u32 {
+    value << 1 | (n & 1) as u32
+}
+
+fn mark(bits: &mut [u64], value: u32) {
+    bits[(value >> 6) as usize] |= 1 << (value & 63);
+}
+
+fn contains(bits: &[u64], value: u32) -> bool {
+    bits.get((value >> 6) as usize).is_some_and(|word| word >> (value & 63) & 1 == 1)
+}
+
+/// The least value whose bit is clear in `bits` (`bits` always has one).
+fn first_clear(bits: &[u64]) -> u32 {
+    let (word, bits) = bits.iter().enumerate().find(|(_, word)| **word != u64::MAX).expect("a clear bit");
+    word as u32 * 64 + bits.trailing_ones()
+}
+
+impl Class {
+    /// Chooses the common keys afresh, most frequent first, each one that keeps the split sound
+    /// (no XOR of two common keys and the class's parity is common), and lists the rare heaps.
+    fn choose<C: Cell>(&mut self, key_frequencies: &[u64], words: usize, values: &[C]) {
+        self.common = vec![0; words];
+        self.sums = vec![0; words];
+        let mut keys: Vec<u32> =
+            (0..key_frequencies.len() as u32).filter(|&k| key_frequencies[k as usize] > 0).collect();
+        keys.sort_by_key(|&k| (std::cmp::Reverse(key_frequencies[k as usize]), k));
+        let mut common: Vec<u32> = Vec::new();
+        let parity = self.parity as u32;
+        for key in keys {
+            if key == parity || contains(&self.sums, key ^ parity) {
+                continue;
+            }
+            common.push(key);
+            mark(&mut self.common, key);
+            for &other in &common {
+                mark(&mut self.sums, key ^ other);
+            }
+        }
+        let rare = values.iter().enumerate().skip(1).filter(|&(n, cell)| !contains(&self.common, key(cell.value(), n)));
+        self.rare = rare.map(|(n, _)| n as u32).collect();
+        self.rare_at_choice = self.rare.len();
+    }
+
+    /// Whether a split of this class into two common heaps could have the value `value` at heap `n`.
+    #[inline(always)]
+    fn may_reach(&self, value: u32, n: usize) -> bool {
+        contains(&self.sums, key(value, n ^ self.parity))
+    }
+}
+
+/// The state of the mex computation that the next heap needs besides the values: the sparse-space
+/// classes, the frequencies, the values a repeated digit reaches, and a scratch bitset.
+#[derive(Clone, Debug, Default)]
+struct Mex {
+    moves: Moves,
+    /// Whether to use the sparse-space method (always, but in the tests that compare it with the
+    /// plain mex, and once values pass 16 bits).
+    sparse: bool,
+    /// The splits into two heaps of any sizes or unequal ones, by the parity of the tokens taken.
+    classes: [Class; 2],
+    /// How many computed heaps have each value.
+    frequencies: Vec<u64>,
+    /// How many computed heaps have each key.
+    key_frequencies: Vec<u64>,
+    /// Bits past the largest value: every value is below `1 << bits`.
+    bits: u32,
+    /// The values of heaps `1..=tail_reach` (for a repeated digit that leaves one heap).
+    tail_values: Vec<u64>,
+    tail_reach: usize,
+    /// Scratch: the values of the options found.
+    seen: Vec<u64>,
+}
+
+impl Mex {
+    fn new(rules: &Rules) -> Self {
+        let moves = Moves::of(rules);
+        let mut classes = [Class::default(), Class { parity: 1, ..Class::default() }];
+        for &(take, split) in &moves.two {
+            if split != Split::Equal {
+                classes[take % 2].takes.push((take, split));
+            }
+        }
+        let mut mex = Mex { moves, classes, sparse: true, ..Mex::default() };
+        mex.resize();
+        mex
+    }
+
+    /// Words of the value bitsets: every option's value is below `1 << bits`, and the mex at most
+    /// that.
+    fn words(&self) -> usize {
+        ((2usize << self.bits) / 64).max(1)
+    }
+
+    fn resize(&mut self) {
+        let words = self.words();
+        self.seen.resize(words, 0);
+        self.tail_values.resize(words, 0);
+    }
+
+    /// Whether the sparse-space classes are in use.
+    fn sparse_in_use(&self) -> bool {
+        self.sparse && self.bits <= 16
+    }
+
+    /// Takes `value` as the value of heap `n` (the next one).
+    fn record(&mut self, n: usize, value: u32) {
+        for (counts, slot) in
+            [(&mut self.frequencies, value as usize), (&mut self.key_frequencies, key(value, n) as usize)]
+        {
+            if counts.len() <= slot {
+                counts.resize(slot + 1, 0);
+            }
+            counts[slot] += 1;
+        }
+        if value >> self.bits != 0 {
+            self.bits = 32 - value.leading_zeros();
+            self.resize();
+        }
+        if n > 0 {
+            for class in &mut self.classes {
+                if !class.takes.is_empty() && !contains(&class.common, key(value, n)) {
+                    class.rare.push(n as u32);
+                }
+            }
+        }
+    }
+
+    /// Chooses the classes' common keys afresh where it is time: when the heaps double, and when
+    /// a class's rare heaps have doubled since its last choice.
+    fn choose<C: Cell>(&mut self, values: &[C]) {
+        if !self.sparse_in_use() {
+            return;
+        }
+        let n = values.len();
+        // Keys are below 2 << bits, and XORs of keys too: the key bitsets need twice the values'.
+        let words = 2 * self.words();
+        for class in &mut self.classes {
+            let due = (n >= 64 && n.is_power_of_two()) || class.rare.len() > 2 * class.rare_at_choice + 256;
+            if !class.takes.is_empty() && (due || class.sums.len() < words) {
+                class.choose(&self.key_frequencies, words, values);
+            }
+        }
+    }
+
+    /// The value of heap `values.len()`, the mex of its options.
+    fn next<C: Cell>(&mut self, values: &[C]) -> u32 {
+        let n = values.len();
+        let at = |heap: usize| values[heap].value();
+        let words = self.words();
+        if let Some((start, digit)) = self.moves.tail {
+            if digit.may_leave(1) {
+                while self.tail_reach + start < n {
+                    self.tail_reach += 1;
+                    mark(&mut self.tail_values, at(self.tail_reach));
+                }
+            }
+        }
+        let sparse = self.sparse_in_use();
+        let seen = &mut self.seen[..words];
+        seen.fill(0);
+        for &take in &self.moves.whole {
+            if n == take {
+                mark(seen, 0);
+            }
+        }
+        for &take in &self.moves.one {
+            if n > take {
+                mark(seen, at(n - take));
+            }
+        }
+        if let Some((start, digit)) = self.moves.tail {
+            if n >= start && digit.may_leave(0) {
+                mark(seen, 0);
+            }
+            if n > start && digit.may_leave(1) {
+                for (word, tail) in seen.iter_mut().zip(&self.tail_values) {
+                    *word |= tail;
+                }
+            }
+        }
+        for &take in &self.moves.three {
+            let Some(rest) = n.checked_sub(take) else { continue };
+            for a in 1..=rest / 3 {
+                for b in a..=(rest - a) / 2 {
+                    mark(seen, at(a) ^ at(b) ^ at(rest - a - b));
+                }
+            }
+        }
+        for &(take, split) in &self.moves.two {
+            if split == Split::Equal && n >= take + 2 && (n - take).is_multiple_of(2) {
+                mark(seen, 0);
+            }
+        }
+        if !sparse {
+            for class in &self.classes {
+                for &(take, split) in &class.takes {
+                    let Some(rest) = n.checked_sub(take).filter(|&rest| rest >= 2) else { continue };
+                    let half = if split == Split::Unequal { (rest - 1) / 2 } else { rest / 2 };
+                    for (a, b) in values[1..=half].iter().zip(values[rest - half..rest].iter().rev()) {
+                        mark(seen, a.value() ^ b.value());
+                    }
+                }
+            }
+            return first_clear(seen);
+        }
+        // 1. Every split with a rare heap.
+        for class in &self.classes {
+            for &(take, split) in &class.takes {
+                let Some(rest) = n.checked_sub(take).filter(|&rest| rest >= 2) else { continue };
+                for &a in &class.rare {
+                    let a = a as usize;
+                    if a >= rest {
+                        break;
+                    }
+                    if split == Split::Unequal && 2 * a == rest {
+                        continue;
+                    }
+                    mark(seen, at(a) ^ at(rest - a));
+                }
+            }
+        }
+        // 2. The candidate is the mex unless a split into two common heaps reaches it: scan such a
+        // class's splits until one does (then the next candidate) or none is left.
+        let mut candidate = first_clear(seen);
+        let mut scan = [(0usize, 1usize); 2];
+        let mut scanned = [false; 2];
+        loop {
+            let pending: Vec<usize> =
+                (0..2).filter(|&c| !scanned[c] && self.classes[c].may_reach(candidate, n)).collect();
+            if pending.is_empty() {
+                return candidate;
+            }
+            // Round robin in short runs: a hit in either class moves the candidate on.
+            let mut hit = false;
+            for &c in &pending {
+                let (t, a) = &mut scan[c];
+                let class = &self.classes[c];
+                let mut budget = SCAN_RUN;
+                while let Some(&(take, split)) = class.takes.get(*t) {
+                    let rest = n.saturating_sub(take);
+                    let half = match split {
+                        _ if rest < 2 => 0,
+                        Split::Unequal => (rest - 1) / 2,
+                        _ => rest / 2,
+                    };
+                    let end = half.min(*a + budget - 1);
+                    if *a <= end {
+                        let pairs = values[*a..=end].iter().zip(values[rest - end..=rest - *a].iter().rev());
+                        for (x, y) in pairs {
+                            let value = x.value() ^ y.value();
+                            *a += 1;
+                            budget -= 1;
+                            mark(seen, value);
+                            if value == candidate {
+                                hit = true;
+                                break;
+                            }
+                        }
+                    }
+                    if hit || budget == 0 {
+                        break;
+                    }
+                    (*t, *a) = (*t + 1, 1);
+                }
+                if class.takes.get(*t).is_none() {
+                    scanned[c] = true;
+                }
+                if hit {
+                    break;
+                }
+            }
+            if hit {
+                candidate = first_clear(seen);
+            }
+        }
+    }
+
+    /// Computes the values of heaps `values.len()..stop`, checking `budget` now and then. `Ok(false)`
+    /// when a value does not fit in `C` (its heap not computed).
+    fn extend<C: Cell>(&mut self, values: &mut Vec<C>, stop: usize, budget: &Budget) -> Result<bool, Interrupted> {
+        values.reserve(stop.saturating_sub(values.len()));
+        while values.len() < stop {
+            let n = values.len();
+            if n.is_multiple_of(128) {
+                budget.check()?;
+                self.choose(values);
+            }
+            let value = self.next(values);
+            let Some(cell) = C::of(value) else { return Ok(false) };
+            values.push(cell);
+            self.record(n, value);
+        }
+        Ok(true)
+    }
+}
+
+/// The heap after `n` at which to look for a period: every 64 heaps up to 1024, then eight times
+/// per doubling.
+fn next_check(n: usize) -> usize {
+    let step = if n < 1024 { 64 } else { 1 << (n.ilog2() - 3) };
+    (n / step + 1) * step
 }
 
 impl Sequence {
     /// The values of `rules`, none computed yet (Nim is known at once).
     pub fn new(rules: Rules) -> Self {
         let period = rules.is_nim().then_some(Period { preperiod: 0, period: 1, saltus: 1, checked_to: 1 });
-        Sequence { rules, values: vec![0], period }
+        let mut mex = Mex::new(&rules);
+        mex.record(0, 0);
+        Sequence { mex, rules, values: Values::Narrow(vec![0]), period }
+    }
+
+    /// The values of `rules` computed by the plain mex alone, to check the sparse-space method.
+    #[cfg(test)]
+    pub fn plain(rules: Rules) -> Self {
+        let mut sequence = Sequence::new(rules);
+        sequence.mex.sparse = false;
+        sequence
     }
 
     /// The rules.
@@ -62,6 +526,12 @@ impl Sequence {
         self.values.len() as u64
     }
 
+    /// The bytes the sequence holds: its values and its lists of rare heaps.
+    pub fn bytes(&self) -> u64 {
+        let rare: usize = self.mex.classes.iter().map(|class| class.rare.len()).sum();
+        self.computed() * self.values.bytes_per_value() + rare as u64 * 4
+    }
+
     /// The proven period, if any.
     pub fn period(&self) -> Option<Period> {
         self.period
@@ -69,136 +539,87 @@ impl Sequence {
 
     /// The value of a heap of `n`, if it is known (computed, or past a proven period).
     pub fn value(&self, n: u64) -> Option<u64> {
-        if let Some(&value) = self.values.get(usize::try_from(n).ok()?) {
+        if let Some(value) = usize::try_from(n).ok().and_then(|n| self.values.get(n)) {
             return Some(u64::from(value));
         }
         let period = self.period?;
         let laps = (n - period.preperiod) / period.period;
-        let base = self.values[(period.preperiod + (n - period.preperiod) % period.period) as usize];
+        let base = self.values.get((period.preperiod + (n - period.preperiod) % period.period) as usize)?;
         Some(u64::from(base) + laps * period.saltus)
     }
 
     /// The largest value computed.
     pub fn largest_value(&self) -> u64 {
-        self.values.iter().copied().max().map_or(0, u64::from)
+        self.mex.frequencies.len() as u64 - 1
     }
 
     /// How many computed heaps have each value: `frequencies()[v]` heaps have value `v` (the
     /// checksum published runs give).
     pub fn frequencies(&self) -> Vec<u64> {
-        let mut counts = vec![0; self.largest_value() as usize + 1];
-        for &value in &self.values {
-            counts[value as usize] += 1;
-        }
-        counts
+        self.mex.frequencies.clone()
     }
 
-    /// The rare/common mask of the sparse-space method, if one is in use: a value `v` is rare when
-    /// `v & mask` has odd parity (Winning Ways, ch. 4).
-    pub fn rare_mask(&self) -> Option<u64> {
-        None
+    /// The common values of the sparse-space method, for the splits taking an even and an odd
+    /// number of tokens: each a value and the parity of the heaps it is common on (empty for a
+    /// class with no such split, or when the plain mex is in use).
+    pub fn common_values(&self) -> [Vec<(u64, u8)>; 2] {
+        self.mex.classes.clone().map(|class| {
+            let keys = (0..class.common.len() as u32 * 64).filter(|&key| contains(&class.common, key));
+            keys.map(|key| (u64::from(key >> 1), (key & 1) as u8)).collect()
+        })
     }
 
-    /// How many computed heaps have a rare value (0 without a mask).
+    /// How many computed heaps (from 1) have a rare value, in the split that has more of them
+    /// (0 where no move splits).
     pub fn rare_heaps(&self) -> u64 {
-        0
+        self.mex.classes.iter().map(|class| class.rare.len() as u64).max().unwrap_or(0)
     }
 
-    /// The period the computed values show so far, not yet proven: the smallest `p` for which the
-    /// last values repeat, with the heap from which they do (`checked_to` is how far it holds).
+    /// The period the computed values show, proven or not: the proven one, else the smallest `p`
+    /// (at most a quarter of the heaps computed) with which the second half of the values repeats,
+    /// each lap adding the same saltus; `preperiod` is the heap from which it holds, `checked_to`
+    /// the heap below which it does.
     pub fn candidate_period(&self) -> Option<Period> {
-        self.period.or_else(|| None)
+        if self.period.is_some() {
+            return self.period;
+        }
+        let len = self.values.len();
+        let at = |n: usize| i64::from(self.values.get(n).expect("computed"));
+        (1..=len / 4).find_map(|period| {
+            let saltus = at(len - 1) - at(len - 1 - period);
+            if saltus < 0 {
+                return None;
+            }
+            let mut preperiod = len - period;
+            while preperiod > 0 && at(preperiod - 1 + period) - at(preperiod - 1) == saltus {
+                preperiod -= 1;
+            }
+            (preperiod <= len / 2).then_some(Period {
+                preperiod: preperiod as u64,
+                period: period as u64,
+                saltus: saltus as u64,
+                checked_to: (len - period) as u64,
+            })
+        })
     }
 
-    /// The sequence as bytes, for a memo: [`Sequence::decode`] reads them back.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut bytes = vec![1];
-        let period = self.period.unwrap_or(Period { preperiod: u64::MAX, period: 0, saltus: 0, checked_to: 0 });
-        for number in [period.preperiod, period.period, period.saltus, period.checked_to, self.computed()] {
-            bytes.extend_from_slice(&number.to_le_bytes());
-        }
-        for &value in &self.values {
-            bytes.extend_from_slice(&value.to_le_bytes());
-        }
-        bytes
-    }
-
-    /// The sequence of `rules` that [`Sequence::encode`] wrote, or `None` if `bytes` are not one.
-    pub fn decode(rules: Rules, bytes: &[u8]) -> Option<Self> {
-        let (&version, rest) = bytes.split_first()?;
-        if version != 1 || rest.len() < 40 {
-            return None;
-        }
-        let number = |i: usize| u64::from_le_bytes(rest[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-        let (preperiod, period, saltus, checked_to, computed) = (number(0), number(1), number(2), number(3), number(4));
-        let values: Vec<u32> = rest[40..]
-            .chunks_exact(4)
-            .map(|chunk| u32::from_le_bytes(chunk.try_into().expect("4 bytes")))
-            .collect();
-        if values.len() as u64 != computed || rest[40..].len() % 4 != 0 || values.is_empty() {
-            return None;
-        }
-        let period = (preperiod != u64::MAX).then_some(Period { preperiod, period, saltus, checked_to });
-        if period.is_some_and(|p| p.period == 0 || p.preperiod.checked_add(p.period) > Some(computed)) {
-            return None;
-        }
-        Some(Sequence { rules, values, period })
-    }
-
-    /// Computes the values of heaps up to `len` (exclusive), then looks for a period that the
-    /// theorem proves. Stops with `Err` when `budget` ends, keeping every value it computed.
+    /// Computes the values of heaps up to `len` (exclusive; at most 2^32), then looks for a period
+    /// that the theorem proves, now and then on the way: stops at the first. Stops with `Err`
+    /// when `budget` ends, keeping every value it computed.
     pub fn extend_to(&mut self, len: u64, budget: &Budget) -> Result<(), Interrupted> {
-        let mut seen: Vec<u64> = Vec::new();
-        while (self.values.len() as u64) < len && self.period.is_none() {
-            let n = self.values.len() as u64;
-            if n.is_multiple_of(256) {
-                budget.check()?;
+        let len = len.min(1 << 32) as usize;
+        while self.period.is_none() && self.values.len() < len {
+            let stop = next_check(self.values.len()).min(len);
+            let fitted = match &mut self.values {
+                Values::Narrow(cells) => self.mex.extend(cells, stop, budget)?,
+                Values::Wide(cells) => self.mex.extend(cells, stop, budget)?,
+            };
+            if !fitted {
+                let Values::Narrow(cells) = &self.values else { unreachable!("u32 holds every value") };
+                self.values = Values::Wide(cells.iter().map(|&cell| u32::from(cell)).collect());
             }
-            seen.clear();
-            for (k, digit) in self.rules.digits_up_to(n) {
-                let rest = n - k;
-                if digit.may_leave(0) && rest == 0 {
-                    mark(&mut seen, 0);
-                }
-                if digit.may_leave(1) && rest > 0 {
-                    mark(&mut seen, self.values[rest as usize]);
-                }
-                if digit.may_leave(2) && rest >= 2 {
-                    for a in 1..=rest / 2 {
-                        let b = rest - a;
-                        let allowed = match digit.split() {
-                            Split::Any => true,
-                            Split::Unequal => a != b,
-                            Split::Equal => a == b,
-                        };
-                        if allowed {
-                            mark(&mut seen, self.values[a as usize] ^ self.values[b as usize]);
-                        }
-                    }
-                }
-                if digit.may_leave(3) && rest >= 3 {
-                    for a in 1..=rest / 3 {
-                        for b in a..=(rest - a) / 2 {
-                            let c = rest - a - b;
-                            mark(
-                                &mut seen,
-                                self.values[a as usize] ^ self.values[b as usize] ^ self.values[c as usize],
-                            );
-                        }
-                    }
-                }
-            }
-            let value = seen
-                .iter()
-                .enumerate()
-                .find(|(_, word)| **word != u64::MAX)
-                .map_or(seen.len() * 64, |(i, word)| i * 64 + word.trailing_ones() as usize);
-            self.values.push(value as u32);
-            if n.is_power_of_two() || n.is_multiple_of(4096) {
-                self.find_period();
-            }
+            self.find_period();
         }
-        self.find_period();
         Ok(())
     }
 
@@ -210,12 +631,11 @@ impl Sequence {
         }
         let Some(most_taken) = self.rules.most_taken() else { return };
         let len = self.values.len() as u64;
+        let at = |n: u64| self.values.get(n as usize).expect("computed");
         for period in 1..=len / 2 {
             // The first heap from which the computed values repeat with this period.
             let mut preperiod = len - period;
-            while preperiod > 0
-                && self.values[(preperiod - 1) as usize] == self.values[(preperiod - 1 + period) as usize]
-            {
+            while preperiod > 0 && at(preperiod - 1) == at(preperiod - 1 + period) {
                 preperiod -= 1;
             }
             let checked_to = match self.rules.splits() {
@@ -224,18 +644,59 @@ impl Sequence {
             };
             if checked_to + period <= len {
                 self.period = Some(Period { preperiod, period, saltus: 0, checked_to });
-                self.values.truncate((preperiod + period) as usize);
                 return;
             }
         }
     }
-}
 
-/// Marks `value` as the value of an option.
-fn mark(seen: &mut Vec<u64>, value: u32) {
-    let word = value as usize / 64;
-    if seen.len() <= word {
-        seen.resize(word + 1, 0);
+    /// The sequence as bytes, for a memo: [`Sequence::decode`] reads them back.
+    pub fn encode(&self) -> Vec<u8> {
+        let wide = matches!(self.values, Values::Wide(_));
+        let mut bytes = vec![2, u8::from(self.period.is_some()) | u8::from(wide) << 1];
+        let period = self.period.unwrap_or(Period { preperiod: 0, period: 0, saltus: 0, checked_to: 0 });
+        for number in [period.preperiod, period.period, period.saltus, period.checked_to, self.computed()] {
+            bytes.extend_from_slice(&number.to_le_bytes());
+        }
+        bytes.reserve(self.values.len() * self.values.bytes_per_value() as usize);
+        match &self.values {
+            Values::Narrow(cells) => cells.iter().for_each(|cell| bytes.extend_from_slice(&cell.to_le_bytes())),
+            Values::Wide(cells) => cells.iter().for_each(|cell| bytes.extend_from_slice(&cell.to_le_bytes())),
+        }
+        bytes
     }
-    seen[word] |= 1 << (value % 64);
+
+    /// The sequence of `rules` that [`Sequence::encode`] wrote, or `None` if `bytes` are not one.
+    pub fn decode(rules: Rules, bytes: &[u8]) -> Option<Self> {
+        let (&[version, flags], rest) = bytes.split_first_chunk::<2>()?;
+        if version != 2 || flags > 3 || rest.len() < 40 {
+            return None;
+        }
+        let number = |i: usize| u64::from_le_bytes(rest[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let (preperiod, period, saltus, checked_to, computed) = (number(0), number(1), number(2), number(3), number(4));
+        let cells = &rest[40..];
+        let values = match flags & 2 != 0 {
+            false => Values::Narrow(cells.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
+            true => Values::Wide(cells.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+        };
+        let width = if flags & 2 != 0 { 4 } else { 2 };
+        if cells.len() as u64 != computed.checked_mul(width)? || computed == 0 || values.get(0) != Some(0) {
+            return None;
+        }
+        let period = (flags & 1 != 0).then_some(Period { preperiod, period, saltus, checked_to });
+        if period.is_some_and(|p| p.period == 0 || p.preperiod.checked_add(p.period).is_none_or(|end| end > computed)) {
+            return None;
+        }
+        if rules.is_nim() != period.is_some_and(|p| p.saltus != 0) {
+            return None;
+        }
+        let mut mex = Mex::new(&rules);
+        for (n, value) in values.iter().enumerate() {
+            mex.record(n, value);
+        }
+        match &values {
+            Values::Narrow(cells) => mex.choose(cells),
+            Values::Wide(cells) => mex.choose(cells),
+        }
+        Some(Sequence { rules, values, period, mex })
+    }
 }

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::games::move_set_tests::assert_move_sets_match_search;
+use crate::games::Budget;
 
 /// A code's digits by hand, from its string: `d0.d1d2…` with hexadecimal digits and `!` for
 /// unequal splits, nothing more: the brute force's own reading of the rules.
@@ -109,6 +110,62 @@ fn random_codes_of_up_to_six_digits_match_the_brute_force() {
     }
     for code in ["4!.0", "0.4!4!", "4!.37"] {
         check_against_brute_force(code, 200);
+    }
+}
+
+/// The sparse-space method against the plain mex on long sequences: games where it pays (0.16,
+/// 0.106, 0.376, 0.1337 in sparse space from a few hundred heaps on), Grundy's game (unequal
+/// splits), and games with no useful mask.
+#[test]
+fn the_sparse_space_method_agrees_with_the_plain_mex() {
+    for (code, heaps) in [
+        ("0.16", 30_000),
+        ("0.106", 30_000),
+        ("0.376", 20_000),
+        ("0.1337", 20_000),
+        ("4!.0", 20_000),
+        ("0.26", 10_000),
+        ("0.3F", 3_000),
+    ] {
+        let rules = Rules::code(code).unwrap();
+        let (mut sparse, mut plain) = (Sequence::new(rules.clone()), Sequence::plain(rules));
+        sparse.extend_to(heaps, &Budget::unlimited()).unwrap();
+        plain.extend_to(heaps, &Budget::unlimited()).unwrap();
+        assert_eq!(sparse.computed(), plain.computed(), "{code}");
+        for n in 0..plain.computed() {
+            assert_eq!(sparse.value(n), plain.value(n), "{code} at {n}");
+        }
+        // Few rare heaps where the method pays: under 1 % for 0.16 and 0.106, 10 % for Grundy's game.
+        if let Some(percent) = [("0.16", 1), ("0.106", 1), ("4!.0", 10)].iter().find(|(c, _)| *c == code).map(|p| p.1) {
+            assert!(sparse.common_values().iter().any(|common| !common.is_empty()), "{code} has common values");
+            assert!(
+                sparse.rare_heaps() * 100 < sparse.computed() * percent,
+                "{code}: {} rare heaps",
+                sparse.rare_heaps()
+            );
+        }
+    }
+}
+
+/// Values survive encoding, and a damaged encoding is refused.
+#[test]
+fn sequences_round_trip_through_their_bytes() {
+    for (code, heaps) in [("0.16", 5000), ("0.77", 5000), ("0.3F", 500)] {
+        let sequence = sequence(code, heaps);
+        let rules = Rules::code(code).unwrap();
+        let decoded = Sequence::decode(rules.clone(), &sequence.encode()).expect("decodes");
+        assert_eq!((decoded.computed(), decoded.period()), (sequence.computed(), sequence.period()));
+        assert_eq!(decoded.frequencies(), sequence.frequencies());
+        let mut longer = decoded.clone();
+        longer.extend_to(heaps + 2000, &Budget::unlimited()).unwrap();
+        let direct = self::sequence(code, heaps + 2000);
+        assert!(
+            (0..longer.computed()).all(|n| longer.value(n) == direct.value(n)),
+            "{code} continues as computed afresh"
+        );
+        let bytes = sequence.encode();
+        assert!(Sequence::decode(rules.clone(), &bytes[..bytes.len() - 1]).is_none());
+        assert!(Sequence::decode(rules, &bytes[1..]).is_none());
     }
 }
 
