@@ -189,7 +189,7 @@ async fn heaps_past_the_compute_limit_are_failed_precondition_and_counted() {
     let mut client = server.client().await;
     let at = client.solve(solve_request(heaps("4!.0", vec![2000]))).await.unwrap().into_inner();
     assert_eq!(at.heap_values.len(), 1, "{at:?}");
-    assert_eq!((at.heap_values[0].rules.as_str(), at.heap_values[0].known.clone()), ("4!.0", computed(2001)));
+    assert_eq!((at.heap_values[0].rules.as_str(), at.heap_values[0].known), ("4!.0", computed(2001)));
     let status = client.solve(solve_request(heaps("4!.0", vec![3, 2001]))).await.unwrap_err();
     assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
     for says in ["2000", "below 2001", "an Explore heapSequence job"] {
@@ -220,7 +220,7 @@ async fn heap_answers_say_how_their_values_are_known() {
     }));
     let kayles = client.solve(solve_request(heaps("0.77", vec![1_000_000_000_000_000_000]))).await.unwrap();
     let kayles = kayles.into_inner().heap_values;
-    assert_eq!(kayles, vec![proto::HeapValues { rules: "0.77".into(), known: proven.clone() }]);
+    assert_eq!(kayles, vec![proto::HeapValues { rules: "0.77".into(), known: proven }]);
     let sum = proto::Position {
         game: Some(P::Sum(proto::Sum {
             components: vec![
