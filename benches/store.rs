@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use nimber::cache::{check_value, seal_value, SharedSecret, Store};
+use nimber::cache::{check_value, seal_value, Payload, SharedSecret, Store};
 use nimber::games::{GameTag, Memo};
 use nimber::random::SplitMix;
 use nimber::testing::fill_store;
@@ -49,10 +49,10 @@ fn shared_values(c: &mut Criterion) {
     for (name, secret) in
         [("with a secret (format 3, HMAC-SHA-256)", Some(&secret)), ("without (format 2, CRC-32)", None)]
     {
-        let sealed = seal_value(secret, &key, 5, 70_000);
-        assert_eq!(check_value(secret, &key, &sealed), Ok((5, 70_000)));
+        let sealed = seal_value(secret, &key, &Payload::Nimber(5), 70_000);
+        assert_eq!(check_value(secret, &key, &sealed), Ok((Payload::Nimber(5), 70_000)));
         c.bench_function(&format!("shared/seal a value {name}"), |b| {
-            b.iter(|| seal_value(black_box(secret), black_box(&key), 5, 70_000))
+            b.iter(|| seal_value(black_box(secret), black_box(&key), &Payload::Nimber(5), 70_000))
         });
         c.bench_function(&format!("shared/check a value {name}"), |b| {
             b.iter(|| check_value(black_box(secret), black_box(&key), black_box(&sealed)))

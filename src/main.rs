@@ -68,6 +68,8 @@ struct ServeArgs {
     max_solve_ms: u64,
     #[command(flatten)]
     memory_limit: cli::MemoryLimit,
+    #[command(flatten)]
+    max_heap_compute: cli::HeapComputeLimit,
     /// Most entries of each in-memory table (a game's within one solve or job; the store's in-memory
     /// tier gets as many entries' worth of bytes, 80 each) (default: half the memory limit shared
     /// by the store, the expensive solves and the jobs, at most 11534336).
@@ -228,6 +230,7 @@ fn main() -> ExitCode {
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     logging::set_request_lines_per_second(args.log_lines_per_second);
+    args.max_heap_compute.apply();
     // So that the first 2×2-placement requests do not pay for reading the table in.
     nimber::games::tetris::load_small_sets();
     let memory_limit = args.memory_limit.bytes();

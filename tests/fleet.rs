@@ -411,7 +411,8 @@ async fn a_value_in_the_unchecked_format_1_in_redis_is_never_served_nor_copied_i
     let (on_a, keys) = values_of_a_solved_board(&redis, &[]).await;
     let mut connection = redis.connection().unwrap();
     for key in &keys {
-        let true_value = nimber::cache::decode_value(key, &get(&mut connection, key)).expect("A's value").value;
+        let true_value =
+            nimber::cache::decode_value(key, &get(&mut connection, key)).expect("A's value").value.nimber().unwrap();
         let mut old = vec![nimber::cache::VALUE_FORMAT_V1];
         old.extend_from_slice(&(true_value + 1).to_le_bytes());
         set(&mut connection, key, &old);
@@ -443,7 +444,7 @@ async fn a_forged_value_with_a_valid_checksum_is_not_served_by_a_fleet_with_a_se
     let forgeries: Vec<Vec<u8>> = keys.iter().map(|key| forged_format_2(key, wrong, 1)).collect();
     let mut connection = redis.connection().unwrap();
     for (key, forged) in keys.iter().zip(&forgeries) {
-        assert_eq!(nimber::cache::decode_value(key, forged).map(|stored| stored.value), Some(wrong));
+        assert_eq!(nimber::cache::decode_value(key, forged).and_then(|stored| stored.value.nimber()), Some(wrong));
         set(&mut connection, key, forged);
     }
 
@@ -500,7 +501,9 @@ async fn a_64_mb_value_in_redis_is_rejected_unread_and_overwritten() {
     assert!(took < Duration::from_secs(5), "the solve took {took:?}");
     wait_until("the 64 MB value overwritten", Duration::from_secs(10), || {
         let length: usize = redis::cmd("STRLEN").arg(nimber::cache::value_key(&key)).query(&mut connection).unwrap();
-        length < 64 && nimber::cache::decode_value(&key, &get(&mut connection, &key)).map(|s| s.value) == truth.grundy
+        length < 64
+            && nimber::cache::decode_value(&key, &get(&mut connection, &key)).and_then(|s| s.value.nimber())
+                == truth.grundy
     });
     assert!(rejected(&b, "oversize") >= 1.0);
 }

@@ -170,3 +170,99 @@ async fn a_deadline_too_short_is_deadline_exceeded_and_the_server_keeps_serving(
     let small = client.solve(solve_request(tetris(&["0000"; 4]))).await.unwrap().into_inner();
     assert_eq!(small.outcome(), Outcome::NextPlayerWins);
 }
+
+fn heaps(code: &str, heaps: Vec<u64>) -> proto::Position {
+    let rules = Some(proto::heaps::Rules::Code(code.into()));
+    proto::Position { game: Some(P::Heaps(proto::Heaps { rules, heaps })) }
+}
+
+fn computed(up_to: u64) -> Option<proto::heap_values::Known> {
+    Some(proto::heap_values::Known::Computed(proto::ComputedValues { up_to }))
+}
+
+/// At the bound: a heap at `--max-heap-compute` is computed, one past it is FAILED_PRECONDITION
+/// saying how far the values are known and how to extend them, counted, and the server goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heaps_past_the_compute_limit_are_failed_precondition_and_counted() {
+    let server =
+        TestServer::builder().flags(&["--max-heap-compute", "2000", "--metrics-listen", "127.0.0.1:0"]).start();
+    let mut client = server.client().await;
+    let at = client.solve(solve_request(heaps("4!.0", vec![2000]))).await.unwrap().into_inner();
+    assert_eq!(at.heap_values.len(), 1, "{at:?}");
+    assert_eq!((at.heap_values[0].rules.as_str(), at.heap_values[0].known), ("4!.0", computed(2001)));
+    let status = client.solve(solve_request(heaps("4!.0", vec![3, 2001]))).await.unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+    for says in ["2000", "below 2001", "an Explore heapSequence job"] {
+        assert!(status.message().contains(says), "{says:?} in {status:?}");
+    }
+    let status = client.best_move(proto::BestMoveRequest { position: Some(heaps("4!.0", vec![5000])) }).await;
+    assert_eq!(status.unwrap_err().code(), Code::FailedPrecondition);
+    let metrics = common::scrape(server.metrics_url.as_ref().unwrap());
+    assert_eq!(common::sample(&metrics, "nimber_past_compute_limit_total"), 2.0);
+    // Proven rules answer any heap, and the server goes on serving.
+    let kayles = client.solve(solve_request(heaps("0.77", vec![u64::MAX]))).await.unwrap().into_inner();
+    assert!(kayles.grundy.is_some());
+    let again = client.solve(solve_request(heaps("4!.0", vec![1999]))).await.unwrap().into_inner();
+    assert_eq!(again.stats.unwrap().positions_computed, 0);
+}
+
+/// Every answer says how the heap values are known: proven (with the period, the preperiod, the
+/// saltus and the bound checked), or computed (with how far), once for each rule set of a sum.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heap_answers_say_how_their_values_are_known() {
+    let server = TestServer::builder().start();
+    let mut client = server.client().await;
+    let proven = Some(proto::heap_values::Known::Proven(proto::ProvenPeriod {
+        preperiod: 71,
+        period: 12,
+        saltus: 0,
+        checked_to: 2 * 71 + 12 + 2 + 1,
+    }));
+    let kayles = client.solve(solve_request(heaps("0.77", vec![1_000_000_000_000_000_000]))).await.unwrap();
+    let kayles = kayles.into_inner().heap_values;
+    assert_eq!(kayles, vec![proto::HeapValues { rules: "0.77".into(), known: proven }]);
+    let sum = proto::Position {
+        game: Some(P::Sum(proto::Sum {
+            components: vec![
+                heaps("0.77", vec![10, 1 << 40]),
+                heaps("4!.0", vec![1000]),
+                heaps("0.77", vec![3]),
+                tetris(&["000", "000"]),
+            ],
+        })),
+    };
+    let best = client.best_move(proto::BestMoveRequest { position: Some(sum.clone()) }).await.unwrap().into_inner();
+    let grundy = &best.heap_values;
+    assert_eq!(grundy.len(), 2, "{grundy:?}");
+    assert_eq!(grundy[0].known, proven);
+    assert_eq!(grundy[1].rules, "4!.0");
+    let Some(proto::heap_values::Known::Computed(values)) = &grundy[1].known else { panic!("{grundy:?}") };
+    assert!(values.up_to >= 1001, "{values:?}");
+    let analysis = proto::AnalyzeRequest { position: Some(sum), limit: 3, ..Default::default() };
+    assert_eq!(client.analyze(analysis).await.unwrap().into_inner().heap_values.len(), 2);
+    let cutting = client.solve(solve_request(common::cheap_position())).await.unwrap().into_inner();
+    assert!(cutting.heap_values.is_empty());
+}
+
+/// The values of rules with no proven period survive a restart: the second answer reads them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heap_values_are_served_from_the_store_after_a_restart() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let position = heaps("4!.0", vec![200_000]);
+    let first = {
+        let mut server = TestServer::builder().data_dir(data_dir.path()).start();
+        let mut client = server.client().await;
+        let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
+        assert!(answer.stats.as_ref().unwrap().positions_computed >= 200_000, "a cold solve computes");
+        drop(client);
+        assert!(server.stop(), "clean shutdown");
+        answer
+    };
+    let server = TestServer::builder().data_dir(data_dir.path()).start();
+    let mut client = server.client().await;
+    let again = client.solve(solve_request(position)).await.unwrap().into_inner();
+    assert_eq!(again.grundy, first.grundy);
+    let stats = again.stats.unwrap();
+    assert_eq!((stats.positions_computed, stats.cache_hits), (0, 1), "{stats:?}");
+    assert_eq!(again.heap_values, first.heap_values);
+}

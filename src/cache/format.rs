@@ -18,6 +18,15 @@ pub const VALUE_FORMAT_V2: u8 = 2;
 /// before the tag.
 pub const VALUE_FORMAT_V3: u8 = 3;
 
+/// The version byte of format 4: a game's bytes (a heap game's values, say) rather than a Grundy
+/// value: the recompute cost as a LEB128 varint, the bytes, then a CRC-32 of the key and everything
+/// before the checksum, 4 bytes little-endian (format 2's checksum).
+pub const VALUE_FORMAT_V4: u8 = 4;
+
+/// The version byte of format 5, the shared tier's form of format 4 in a fleet with a secret: the
+/// cost varint and the bytes, then format 3's HMAC-SHA-256 tag.
+pub const VALUE_FORMAT_V5: u8 = 5;
+
 /// The length of a format-3 value's tag: a whole HMAC-SHA-256.
 const MAC_BYTES: usize = 32;
 
@@ -39,11 +48,38 @@ pub(crate) const INDEX_PREFIX: &[u8] = b"\0nimber/index/";
 /// first nor kept forever.
 pub(crate) const V1_BUCKET: u8 = 13;
 
+/// What a stored value holds: a Grundy value (formats 1 to 3), or a game's bytes (formats 4 and 5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Payload {
+    /// A Grundy value.
+    Nimber(u64),
+    /// A game's own bytes, e.g. a heap game's values G(0..n) and its proven period.
+    Bytes(Vec<u8>),
+}
+
+impl Payload {
+    /// The Grundy value, if this is one.
+    pub fn nimber(&self) -> Option<u64> {
+        match *self {
+            Payload::Nimber(value) => Some(value),
+            Payload::Bytes(_) => None,
+        }
+    }
+
+    /// The bytes, if these are bytes.
+    pub fn into_bytes(self) -> Option<Vec<u8>> {
+        match self {
+            Payload::Nimber(_) => None,
+            Payload::Bytes(bytes) => Some(bytes),
+        }
+    }
+}
+
 /// A decoded value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stored {
-    /// The Grundy value.
-    pub value: u64,
+    /// The Grundy value or the bytes.
+    pub value: Payload,
     /// What recomputing it costs (search nodes), `None` when the format does not say.
     pub cost: Option<u64>,
 }
@@ -61,20 +97,22 @@ pub(crate) fn is_value_key(key: &[u8]) -> bool {
     key.first().is_some_and(|&first| first != INTERNAL)
 }
 
-/// Encodes a value of `key` in the store's current format (2).
-pub fn encode_value(key: &[u8], value: u64, cost: u64) -> Vec<u8> {
-    let mut bytes = encode_body(VALUE_FORMAT_V2, value, cost, 4);
+/// Encodes a value of `key` in the store's current format: 2 for a Grundy value, 4 for bytes.
+pub fn encode_value(key: &[u8], value: &Payload, cost: u64) -> Vec<u8> {
+    let mut bytes = encode_body(value, cost, false, 4);
     let checksum = checksum(key, &bytes);
     bytes.extend_from_slice(&checksum.to_le_bytes());
     bytes
 }
 
-/// Decodes a stored value of `key`; `None` (a miss) for an unknown version (format 3 included: it
-/// is the shared tier's), a malformed value or a checksum that does not match.
+/// Decodes a stored value of `key`; `None` (a miss) for an unknown version (formats 3 and 5
+/// included: they are the shared tier's), a malformed value or a checksum that does not match.
 pub fn decode_value(key: &[u8], bytes: &[u8]) -> Option<Stored> {
     match bytes.split_first()? {
-        (&VALUE_FORMAT_V1, rest) => Some(Stored { value: u64::from_le_bytes(rest.try_into().ok()?), cost: None }),
-        (&VALUE_FORMAT_V2, _) => {
+        (&VALUE_FORMAT_V1, rest) => {
+            Some(Stored { value: Payload::Nimber(u64::from_le_bytes(rest.try_into().ok()?)), cost: None })
+        }
+        (&(VALUE_FORMAT_V2 | VALUE_FORMAT_V4), _) => {
             let (body, sum) = bytes.split_at(bytes.len().checked_sub(4)?);
             if checksum(key, body).to_le_bytes() != sum {
                 return None;
@@ -85,40 +123,67 @@ pub fn decode_value(key: &[u8], bytes: &[u8]) -> Option<Stored> {
     }
 }
 
-/// Encodes a value in format 3, authenticated with `mac` for the Redis key `redis_key`.
-pub(crate) fn encode_authenticated(redis_key: &[u8], value: u64, cost: u64, mac: &hmac::Key) -> Vec<u8> {
-    let mut bytes = encode_body(VALUE_FORMAT_V3, value, cost, MAC_BYTES);
+/// Encodes a value in format 3 (a Grundy value) or 5 (bytes), authenticated with `mac` for the
+/// Redis key `redis_key`.
+pub(crate) fn encode_authenticated(redis_key: &[u8], value: &Payload, cost: u64, mac: &hmac::Key) -> Vec<u8> {
+    let mut bytes = encode_body(value, cost, true, MAC_BYTES);
     let tag = hmac::sign(mac, &mac_input(redis_key, &bytes));
     bytes.extend_from_slice(tag.as_ref());
     bytes
 }
 
-/// The body of a format-3 value under the Redis key `redis_key` (the version byte and the
-/// varints) if its tag is `mac`'s (compared in constant time); `None` otherwise.
+/// The body of a format-3 or format-5 value under the Redis key `redis_key` (all but the tag) if its tag is `mac`'s (compared in constant time); `None` otherwise.
 pub(crate) fn authenticated_body<'a>(redis_key: &[u8], bytes: &'a [u8], mac: &hmac::Key) -> Option<&'a [u8]> {
     let (body, tag) = bytes.split_at(bytes.len().checked_sub(MAC_BYTES)?);
     hmac::verify(mac, &mac_input(redis_key, body), tag).ok()?;
     Some(body)
 }
 
-/// The value and cost in a body: the version byte, then two varints and nothing else.
+/// The value and cost in a body: the version byte, then for a Grundy value (formats 2 and 3) two
+/// varints and nothing else, for bytes (formats 4 and 5) the cost varint and the bytes.
 pub(crate) fn decode_body(body: &[u8]) -> Option<Stored> {
     let mut at = 1;
-    let value = read_varint(body, &mut at)?;
-    let cost = read_varint(body, &mut at)?;
-    (at == body.len()).then_some(Stored { value, cost: Some(cost) })
+    match *body.first()? {
+        VALUE_FORMAT_V2 | VALUE_FORMAT_V3 => {
+            let value = read_varint(body, &mut at)?;
+            let cost = read_varint(body, &mut at)?;
+            (at == body.len()).then_some(Stored { value: Payload::Nimber(value), cost: Some(cost) })
+        }
+        VALUE_FORMAT_V4 | VALUE_FORMAT_V5 => {
+            let cost = read_varint(body, &mut at)?;
+            Some(Stored { value: Payload::Bytes(body[at..].to_vec()), cost: Some(cost) })
+        }
+        _ => None,
+    }
 }
 
-/// A body (`version`, then the value and the cost as varints) with room for `trailer` more bytes.
-fn encode_body(version: u8, value: u64, cost: u64, trailer: usize) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(1 + 10 + 10 + trailer);
-    bytes.push(version);
-    push_varint(&mut bytes, value);
-    push_varint(&mut bytes, cost);
-    bytes
+/// Whether a value's version byte is that of bytes (formats 4 and 5) rather than a Grundy value.
+pub(crate) fn holds_bytes(version: u8) -> bool {
+    matches!(version, VALUE_FORMAT_V4 | VALUE_FORMAT_V5)
 }
 
-/// What a format-3 tag authenticates: the Redis key's length (so no key and body can be shifted
+/// A body (its version byte, checksummed or `authenticated`, then the value and the cost) with
+/// room for `trailer` more bytes.
+fn encode_body(value: &Payload, cost: u64, authenticated: bool, trailer: usize) -> Vec<u8> {
+    match value {
+        Payload::Nimber(value) => {
+            let mut bytes = Vec::with_capacity(1 + 10 + 10 + trailer);
+            bytes.push(if authenticated { VALUE_FORMAT_V3 } else { VALUE_FORMAT_V2 });
+            push_varint(&mut bytes, *value);
+            push_varint(&mut bytes, cost);
+            bytes
+        }
+        Payload::Bytes(value) => {
+            let mut bytes = Vec::with_capacity(1 + 10 + value.len() + trailer);
+            bytes.push(if authenticated { VALUE_FORMAT_V5 } else { VALUE_FORMAT_V4 });
+            push_varint(&mut bytes, cost);
+            bytes.extend_from_slice(value);
+            bytes
+        }
+    }
+}
+
+/// What a format-3 or format-5 tag authenticates: the Redis key's length (so no key and body can be shifted
 /// into another pair), the key, the body.
 fn mac_input(redis_key: &[u8], body: &[u8]) -> Vec<u8> {
     let mut input = Vec::with_capacity(8 + redis_key.len() + body.len());
@@ -192,8 +257,15 @@ mod tests {
     #[test]
     fn values_round_trip_and_damage_is_a_miss() {
         let key = store_key(GameTag::Tetris, b"component");
-        for (value, cost) in [(0, 0), (7, 64), (64, u64::MAX)] {
-            let bytes = encode_value(&key, value, cost);
+        let values = [
+            (Payload::Nimber(0), 0),
+            (Payload::Nimber(7), 64),
+            (Payload::Nimber(64), u64::MAX),
+            (Payload::Bytes(vec![]), 3),
+            (Payload::Bytes(vec![1, 2, 3, 0x80]), 1 << 40),
+        ];
+        for (value, cost) in values {
+            let bytes = encode_value(&key, &value, cost);
             assert_eq!(decode_value(&key, &bytes), Some(Stored { value, cost: Some(cost) }));
             for at in 0..bytes.len() {
                 let mut flipped = bytes.clone();
@@ -204,12 +276,14 @@ mod tests {
         }
         let mut v1 = vec![VALUE_FORMAT_V1];
         v1.extend_from_slice(&5u64.to_le_bytes());
-        assert_eq!(decode_value(&key, &v1), Some(Stored { value: 5, cost: None }));
+        assert_eq!(decode_value(&key, &v1), Some(Stored { value: Payload::Nimber(5), cost: None }));
         assert_eq!(bucket_of_stored(&key, &v1), V1_BUCKET);
         assert_eq!(bucket_of_stored(&key, &[9, 9]), 0);
         let mac = hmac::Key::new(hmac::HMAC_SHA256, b"the fleet's secret, 32 bytes long");
-        let authenticated = encode_authenticated(b"nimber:v2:\x03component", 5, 64, &mac);
-        assert_eq!(decode_value(&key, &authenticated), None, "format 3 is the shared tier's, never sled's");
+        for value in [Payload::Nimber(5), Payload::Bytes(vec![5])] {
+            let authenticated = encode_authenticated(b"nimber:v2:\x03component", &value, 64, &mac);
+            assert_eq!(decode_value(&key, &authenticated), None, "formats 3 and 5 are the shared tier's, never sled's");
+        }
     }
 
     #[test]

@@ -29,7 +29,12 @@
 //! unknown version) is a miss: it is recomputed and overwritten, never served. Version 3
 //! ([`VALUE_FORMAT_V3`]) is the shared tier's, in Redis, in a fleet with a secret: the byte, the
 //! varints, then an HMAC-SHA-256 tag; sled never holds it, and Redis never serves format 1 (see
-//! [`shared`]).
+//! [`shared`]). Versions 4 and 5 ([`VALUE_FORMAT_V4`], [`VALUE_FORMAT_V5`]) are the same two
+//! forms of a game's bytes instead of a Grundy value ([`Memo::put_bytes`]: a heap game's values
+//! under its canonical rules): the byte, the cost varint, the bytes, then the CRC-32 (sled) or the
+//! tag (Redis). Bytes are at most [`MAX_BYTES_VALUE`] long, are not kept in the in-memory tier (the
+//! game keeps its own), and count in the size bound like any value: sled's size on disk holds them,
+//! and they are evicted by their cost like the rest.
 //!
 //! # Memory
 //! The in-memory tier is bounded in bytes ([`StoreOptions::hot_bytes`]): each value costs its key's
@@ -60,7 +65,10 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
 pub use crate::disk::{OnCorrupt, OpenError};
-pub use format::{decode_value, encode_value, store_key, Stored, VALUE_FORMAT_V1, VALUE_FORMAT_V2, VALUE_FORMAT_V3};
+pub use format::{
+    decode_value, encode_value, store_key, Payload, Stored, VALUE_FORMAT_V1, VALUE_FORMAT_V2, VALUE_FORMAT_V3,
+    VALUE_FORMAT_V4, VALUE_FORMAT_V5,
+};
 pub use shared::{
     check_value, lease_key, seal_value, value_key, LeaseAttempt, Rejection, SharedCache, SharedCacheConfig,
     SharedCounts, SharedSecret,
@@ -69,6 +77,10 @@ pub use shared::{
 use crate::disk;
 use crate::games::{Budget, GameTag, Interrupted, Memo, DEFAULT_TABLE_LIMIT};
 use crate::limits::{MemoryBudget, MAX_PAGE_CACHE_BYTES, TABLE_ENTRY_BYTES};
+
+/// The longest bytes value the store keeps ([`Memo::put_bytes`]), and the most bytes of one read
+/// from the shared tier: 16 MiB, a heap game's values up to 2^22 heaps at 4 bytes each.
+pub const MAX_BYTES_VALUE: usize = 16 << 20;
 
 /// How many buffered values make the writer thread write a batch at once.
 const WRITE_BATCH: usize = 4096;
@@ -200,7 +212,7 @@ impl HotTier {
 #[derive(Default)]
 struct Queue {
     /// Key -> (value, recompute cost).
-    pending: HashMap<Vec<u8>, (u64, u64)>,
+    pending: HashMap<Vec<u8>, (Payload, u64)>,
     flush_requested: bool,
     /// The number of the latest [`Store::sync`] asked for, and of the latest finished.
     sync_requested: u64,
@@ -392,18 +404,25 @@ impl StoreState {
         self.hot.insert(key, value);
     }
 
-    /// The value of `key` in memory: the in-memory table or the write buffer.
+    /// The Grundy value of `key` in memory: the in-memory table or the write buffer.
     fn in_memory(&self, key: &[u8]) -> Option<u64> {
         if let Some(value) = self.hot.get(key) {
             return Some(value);
         }
-        lock(&self.queue).pending.get(key).map(|&(value, _)| value)
+        lock(&self.queue).pending.get(key).and_then(|(value, _)| value.nimber())
+    }
+
+    /// The bytes of `key` in the write buffer (bytes are not kept in the in-memory table: the
+    /// games that store bytes keep their own).
+    fn pending_bytes(&self, key: &[u8]) -> Option<Vec<u8>> {
+        lock(&self.queue).pending.get(key).and_then(|(value, _)| value.clone().into_bytes())
     }
 }
 
 impl Store {
-    /// The value of `key` in sled, if it is there and decodes.
-    fn get_local(&self, key: &[u8]) -> Option<u64> {
+    /// The value of `key` in sled, if it is there and decodes (a Grundy value is also kept in the
+    /// in-memory table).
+    fn get_local(&self, key: &[u8]) -> Option<Payload> {
         let db = self.shared.db()?;
         let stored = match disk::guarded(|| db.get(key)) {
             Ok(stored) => stored?,
@@ -415,13 +434,17 @@ impl Store {
             }
         };
         let value = decode_value(key, &stored)?.value;
-        self.shared.remember(key, value);
+        if let Payload::Nimber(nimber) = value {
+            self.shared.remember(key, nimber);
+        }
         Some(value)
     }
 
-    /// Remembers `value` in memory and queues it for sled (not for the shared tier).
-    fn put_local(&self, key: Vec<u8>, value: u64, cost: u64) {
-        self.shared.remember(&key, value);
+    /// Remembers a Grundy value in memory and queues `value` for sled (not for the shared tier).
+    fn put_local(&self, key: Vec<u8>, value: Payload, cost: u64) {
+        if let Payload::Nimber(nimber) = value {
+            self.shared.remember(&key, nimber);
+        }
         let mut queue = lock(&self.shared.queue);
         if queue.pending.len() >= MAX_PENDING && !queue.pending.contains_key(&key) {
             drop(queue);
@@ -432,8 +455,9 @@ impl Store {
             }
             return;
         }
-        let entry = queue.pending.entry(key).or_insert((value, cost));
-        *entry = (value, if entry.0 == value { entry.1.max(cost) } else { cost });
+        let entry = queue.pending.entry(key).or_insert((value.clone(), cost));
+        let cost = if entry.0 == value { entry.1.max(cost) } else { cost };
+        *entry = (value, cost);
         if queue.pending.len() >= WRITE_BATCH {
             self.shared.queue_changed.notify_all();
         }
@@ -452,12 +476,12 @@ impl Store {
         loop {
             match tier.lease(key) {
                 LeaseAttempt::Found(value, cost) => {
-                    self.put_local(key.to_vec(), value, cost);
+                    self.put_local(key.to_vec(), Payload::Nimber(value), cost);
                     return Ok((value, true));
                 }
                 LeaseAttempt::Taken => {
                     if let Some((value, cost)) = tier.wait_for_value(key, budget)? {
-                        self.put_local(key.to_vec(), value, cost);
+                        self.put_local(key.to_vec(), Payload::Nimber(value), cost);
                         return Ok((value, true));
                     }
                     // The holder gave up or died (its lease expired): ask for the lease again.
@@ -465,19 +489,19 @@ impl Store {
                         continue;
                     }
                     let (value, cost) = compute()?;
-                    self.put_local(key.to_vec(), value, cost);
+                    self.put_local(key.to_vec(), Payload::Nimber(value), cost);
                     return Ok((value, false));
                 }
                 LeaseAttempt::Held(lease) => {
                     let (value, cost) = compute()?;
-                    self.put_local(key.to_vec(), value, cost);
+                    self.put_local(key.to_vec(), Payload::Nimber(value), cost);
                     lease.finish(value, cost);
                     return Ok((value, false));
                 }
                 LeaseAttempt::Unavailable => {
                     let (value, cost) = compute()?;
-                    self.put_local(key.to_vec(), value, cost);
-                    tier.send(key, value, cost);
+                    self.put_local(key.to_vec(), Payload::Nimber(value), cost);
+                    tier.send(key, Payload::Nimber(value), cost);
                     return Ok((value, false));
                 }
             }
@@ -496,11 +520,45 @@ impl Memo for Store {
             return Some(value);
         }
         if let Some(value) = self.get_local(&key) {
-            return Some(value);
+            return value.nimber();
         }
         let (value, cost) = self.tier.as_ref()?.probe(&key)?;
-        self.put_local(key, value, cost);
+        self.put_local(key, Payload::Nimber(value), cost);
         Some(value)
+    }
+
+    /// The bytes of `key` from the first tier that has them: the write buffer, sled, then the shared
+    /// tier (bytes found there are also written to sled). A value of another kind is a miss.
+    fn get_bytes(&self, game: GameTag, state: &[u8]) -> Option<Vec<u8>> {
+        let key = store_key(game, state);
+        if let Some(bytes) = self.shared.pending_bytes(&key) {
+            return Some(bytes);
+        }
+        if let Some(value) = self.get_local(&key) {
+            return value.into_bytes();
+        }
+        let (bytes, cost) = self.tier.as_ref()?.get_bytes(&key)?;
+        self.put_local(key, Payload::Bytes(bytes.clone()), cost);
+        Some(bytes)
+    }
+
+    /// Queues `bytes` for sled and the shared tier, as [`Memo::put`] does a value; bytes longer than
+    /// [`MAX_BYTES_VALUE`] are not remembered.
+    fn put_bytes(&self, game: GameTag, state: &[u8], bytes: &[u8], cost: u64) {
+        if bytes.len() > MAX_BYTES_VALUE {
+            if self.shared.write_warnings.allow() {
+                tracing::warn!(
+                    bytes = bytes.len(),
+                    "a value is longer than the store keeps; it is not remembered (at most one such line a minute)"
+                );
+            }
+            return;
+        }
+        let key = store_key(game, state);
+        if let Some(tier) = &self.tier {
+            tier.send(&key, Payload::Bytes(bytes.to_vec()), cost);
+        }
+        self.put_local(key, Payload::Bytes(bytes.to_vec()), cost);
     }
 
     fn peek(&self, game: GameTag, state: &[u8]) -> Option<u64> {
@@ -516,9 +574,9 @@ impl Memo for Store {
             return;
         }
         if let Some(tier) = &self.tier {
-            tier.send(&key, value, cost);
+            tier.send(&key, Payload::Nimber(value), cost);
         }
-        self.put_local(key, value, cost);
+        self.put_local(key, Payload::Nimber(value), cost);
     }
 
     /// Asks the writer thread to write what is buffered now; does not wait.
@@ -635,11 +693,11 @@ mod tests {
             let db = raw_db(&store);
             db.insert(store_key(GameTag::Tetris, b"garbage"), &[1u8, 2, 3][..]).unwrap();
             let key = store_key(GameTag::Tetris, b"future");
-            let mut future = encode_value(&key, 5, 1);
+            let mut future = encode_value(&key, &Payload::Nimber(5), 1);
             future[0] = 99;
             db.insert(key, future).unwrap();
             let key = store_key(GameTag::Tetris, b"flipped");
-            let mut flipped = encode_value(&key, 5, 1);
+            let mut flipped = encode_value(&key, &Payload::Nimber(5), 1);
             flipped[1] ^= 1;
             db.insert(key, flipped).unwrap();
             store.sync().unwrap();
@@ -652,7 +710,7 @@ mod tests {
         store.sync().unwrap();
         let key = store_key(GameTag::Tetris, b"garbage");
         let raw = raw_db(&store).get(&key).unwrap().unwrap();
-        assert_eq!(decode_value(&key, &raw), Some(Stored { value: 4, cost: Some(10) }));
+        assert_eq!(decode_value(&key, &raw), Some(Stored { value: Payload::Nimber(4), cost: Some(10) }));
     }
 
     /// The in-memory tier is bounded in bytes, keys' lengths included: long keys fit fewer values.

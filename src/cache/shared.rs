@@ -5,15 +5,17 @@
 //! - `nimber:v2:` ++ store key (the game-tag byte and the canonical state, see [`crate::cache`]):
 //!   the value. With the fleet's secret ([`SharedSecret`]) it is in format 3 (format byte,
 //!   varints, an HMAC-SHA-256 of the Redis key and the value); without one, in the store's format 2
-//!   (format byte, varints, CRC-32 of key and value). Version 1 of this schema (`nimber:v1:`) held
+//!   (format byte, varints, CRC-32 of key and value); a game's bytes ([`crate::games::Memo::put_bytes`])
+//!   likewise in format 5 or 4. Version 1 of this schema (`nimber:v1:`) held
 //!   format 2 only, unauthenticated; this version neither reads nor writes it.
 //! - `nimber:v2:\0lease/` ++ store key: the lease of a replica computing that value, a random
 //!   token with an expiry (`SET NX PX`), renewed while the work runs and deleted when it ends.
 //!
 //! # What is served
 //! Every value read from Redis (a lookup, the read that comes with asking for a lease, the polls
-//! of a lease wait) is read at most [`MAX_VALUE_BYTES`] + 1 bytes far and goes through one check,
-//! [`check_value`]: with a secret only format 3 with a valid tag passes, without one only format 2
+//! of a lease wait) is read at most [`MAX_VALUE_BYTES`] + 1 bytes far ([`MAX_SEALED_BYTES`] + 1 for
+//! bytes) and goes through one check, [`check_value`]: with a secret only format 3 or 5 with a
+//! valid tag passes, without one only format 2 or 4
 //! with a valid checksum (format 1, which has none, never). A value that fails is a miss, counted
 //! by [`Rejection`], recomputed and overwritten.
 //!
@@ -37,7 +39,8 @@ use std::time::{Duration, Instant};
 use ring::hmac;
 
 use super::format::{
-    authenticated_body, decode_body, decode_value, encode_authenticated, encode_value, VALUE_FORMAT_V2, VALUE_FORMAT_V3,
+    authenticated_body, decode_body, decode_value, encode_authenticated, encode_value, holds_bytes, Payload,
+    VALUE_FORMAT_V2, VALUE_FORMAT_V3, VALUE_FORMAT_V4, VALUE_FORMAT_V5,
 };
 use crate::games::{Budget, Interrupted};
 use crate::sync::{lock, RateLimit};
@@ -55,6 +58,10 @@ const LEASE_INFIX: &[u8] = b"\0lease/";
 /// The most bytes of a value that are read from Redis (the longest value, in format 3, takes 53):
 /// a read asks for one byte more, and a value that long is rejected unread beyond it.
 pub const MAX_VALUE_BYTES: usize = 64;
+
+/// The most bytes of a bytes value (format 5 or 4) that are read from Redis: the longest the store
+/// keeps ([`super::MAX_BYTES_VALUE`]) with its version byte, cost varint and tag.
+pub const MAX_SEALED_BYTES: usize = super::MAX_BYTES_VALUE + 1 + 10 + 32;
 
 /// How long the tier is skipped after a call could not reach Redis.
 pub const PAUSE_AFTER_FAILURE: Duration = Duration::from_secs(1);
@@ -271,9 +278,9 @@ impl Rejection {
     }
 }
 
-/// The value of store key `key` as stored in Redis: in format 3 for the secret, or format 2 without
-/// one.
-pub fn seal_value(secret: Option<&SharedSecret>, key: &[u8], value: u64, cost: u64) -> Vec<u8> {
+/// The value of store key `key` as stored in Redis: in format 3 (5 for bytes) for the secret, or
+/// format 2 (4) without one.
+pub fn seal_value(secret: Option<&SharedSecret>, key: &[u8], value: &Payload, cost: u64) -> Vec<u8> {
     match secret {
         Some(secret) => encode_authenticated(&value_key(key), value, cost, &secret.0),
         None => encode_value(key, value, cost),
@@ -281,28 +288,33 @@ pub fn seal_value(secret: Option<&SharedSecret>, key: &[u8], value: u64, cost: u
 }
 
 /// The one check of every value of store key `key` read from Redis (`bytes`, non-empty): its
-/// value and cost, or why it is not served.
-pub fn check_value(secret: Option<&SharedSecret>, key: &[u8], bytes: &[u8]) -> Result<(u64, u64), Rejection> {
-    if bytes.len() > MAX_VALUE_BYTES {
+/// value and cost, or why it is not served. A Grundy value is at most [`MAX_VALUE_BYTES`] long,
+/// bytes at most [`MAX_SEALED_BYTES`].
+pub fn check_value(secret: Option<&SharedSecret>, key: &[u8], bytes: &[u8]) -> Result<(Payload, u64), Rejection> {
+    let longest = match bytes.first() {
+        Some(&version) if holds_bytes(version) => MAX_SEALED_BYTES,
+        _ => MAX_VALUE_BYTES,
+    };
+    if bytes.len() > longest {
         return Err(Rejection::Oversize);
     }
     let stored = match (secret, bytes.first()) {
-        (Some(secret), Some(&VALUE_FORMAT_V3)) => {
+        (Some(secret), Some(&(VALUE_FORMAT_V3 | VALUE_FORMAT_V5))) => {
             let body = authenticated_body(&value_key(key), bytes, &secret.0).ok_or(Rejection::Unauthenticated)?;
             decode_body(body).ok_or(Rejection::Damaged)?
         }
-        (None, Some(&VALUE_FORMAT_V2)) => decode_value(key, bytes).ok_or(Rejection::Damaged)?,
+        (None, Some(&(VALUE_FORMAT_V2 | VALUE_FORMAT_V4))) => decode_value(key, bytes).ok_or(Rejection::Damaged)?,
         _ => return Err(Rejection::Format),
     };
     Ok((stored.value, stored.cost.unwrap_or(0)))
 }
 
-/// The one read of a value from Redis: at most [`MAX_VALUE_BYTES`] + 1 bytes of it (empty when
-/// absent), so that a huge value costs no more than a small one. What it returns goes through
-/// [`check_value`].
-fn read_value(redis_key: &[u8]) -> redis::Cmd {
+/// The one read of a value from Redis: at most `longest` + 1 bytes of it (empty when absent;
+/// [`MAX_VALUE_BYTES`] for a Grundy value, [`MAX_SEALED_BYTES`] for bytes), so that a huge value
+/// costs no more than the longest one expected. What it returns goes through [`check_value`].
+fn read_value(redis_key: &[u8], longest: usize) -> redis::Cmd {
     let mut command = redis::cmd("GETRANGE");
-    command.arg(redis_key).arg(0).arg(MAX_VALUE_BYTES);
+    command.arg(redis_key).arg(0).arg(longest);
     command
 }
 
@@ -383,7 +395,7 @@ impl ProbeBudget {
 #[derive(Default)]
 struct Outbox {
     /// Store key, value, cost: sealed by the tier's thread (off the request path) when sent.
-    pending: Vec<(Vec<u8>, u64, u64)>,
+    pending: Vec<(Vec<u8>, Payload, u64)>,
     closing: bool,
 }
 
@@ -476,8 +488,18 @@ impl SharedCache {
     /// The value and cost of store key `key` in Redis; a miss when absent, rejected by
     /// [`check_value`] or unreachable.
     pub fn get(&self, key: &[u8]) -> Option<(u64, u64)> {
-        let bytes = self.inner.call("GETRANGE", |con| read_value(&value_key(key)).query::<Vec<u8>>(con))?;
-        self.inner.accept(key, &bytes)
+        let bytes =
+            self.inner.call("GETRANGE", |con| read_value(&value_key(key), MAX_VALUE_BYTES).query::<Vec<u8>>(con))?;
+        nimber(self.inner.accept(key, &bytes)?)
+    }
+
+    /// The bytes and cost of store key `key` in Redis ([`crate::games::Memo::get_bytes`]); a miss
+    /// when absent, rejected by [`check_value`], a Grundy value, or unreachable.
+    pub fn get_bytes(&self, key: &[u8]) -> Option<(Vec<u8>, u64)> {
+        let bytes =
+            self.inner.call("GETRANGE", |con| read_value(&value_key(key), MAX_SEALED_BYTES).query::<Vec<u8>>(con))?;
+        let (value, cost) = self.inner.accept(key, &bytes)?;
+        Some((value.into_bytes()?, cost))
     }
 
     /// [`SharedCache::get`] for a lookup on the search path, within the probe budget (see
@@ -495,7 +517,7 @@ impl SharedCache {
     }
 
     /// Queues a computed value for the tier's thread; never waits. A full queue drops it (counted).
-    pub fn send(&self, key: &[u8], value: u64, cost: u64) {
+    pub fn send(&self, key: &[u8], value: Payload, cost: u64) {
         let mut outbox = lock(&self.inner.outbox);
         if outbox.pending.len() >= self.inner.config.queue_limit {
             drop(outbox);
@@ -522,7 +544,7 @@ impl SharedCache {
                 .arg("NX")
                 .arg("PX")
                 .arg(lease_ms)
-                .add_command(read_value(&value_key(key)))
+                .add_command(read_value(&value_key(key), MAX_VALUE_BYTES))
                 .query::<(Option<String>, Vec<u8>)>(con)
         });
         let Some((taken, value)) = answer else { return LeaseAttempt::Unavailable };
@@ -530,7 +552,7 @@ impl SharedCache {
             lock(&inner.leases).insert(lease_key.clone(), token.clone());
             Lease { inner, key: key.to_vec(), lease_key, token, released: false }
         });
-        if let Some((value, cost)) = inner.accept(key, &value) {
+        if let Some((value, cost)) = inner.accept(key, &value).and_then(nimber) {
             return LeaseAttempt::Found(value, cost);
         }
         match lease {
@@ -551,13 +573,13 @@ impl SharedCache {
             budget.check()?;
             let answer = inner.call("GETRANGE", |con| {
                 redis::pipe()
-                    .add_command(read_value(&value_key))
+                    .add_command(read_value(&value_key, MAX_VALUE_BYTES))
                     .cmd("EXISTS")
                     .arg(&lease_key)
                     .query::<(Vec<u8>, bool)>(con)
             });
             let Some((value, leased)) = answer else { return Ok(None) };
-            if let Some(found) = inner.accept(key, &value) {
+            if let Some(found) = inner.accept(key, &value).and_then(nimber) {
                 return Ok(Some(found));
             }
             if !leased {
@@ -586,7 +608,7 @@ impl Lease<'_> {
     pub fn finish(mut self, value: u64, cost: u64) {
         let inner = self.inner;
         lock(&inner.leases).remove(&self.lease_key);
-        let encoded = seal_value(inner.config.secret.as_ref(), &self.key, value, cost);
+        let encoded = seal_value(inner.config.secret.as_ref(), &self.key, &Payload::Nimber(value), cost);
         inner.call("SET", |con| {
             let mut pipe = redis::pipe();
             pipe.cmd("SET").arg(value_key(&self.key)).arg(&encoded).ignore();
@@ -659,7 +681,7 @@ impl Inner {
     /// What [`read_value`] read of store key `key`, through [`check_value`]: a hit, or a miss
     /// (empty: absent; rejected: counted by reason and as an error, and logged; the value
     /// computed instead overwrites it).
-    fn accept(&self, key: &[u8], bytes: &[u8]) -> Option<(u64, u64)> {
+    fn accept(&self, key: &[u8], bytes: &[u8]) -> Option<(Payload, u64)> {
         if bytes.is_empty() {
             self.misses.fetch_add(1, Ordering::Relaxed);
             return None;
@@ -705,7 +727,7 @@ impl Inner {
                 let secret = self.config.secret.as_ref();
                 let sealed: Vec<_> = batch
                     .iter()
-                    .map(|(key, value, cost)| (value_key(key), seal_value(secret, key, *value, *cost)))
+                    .map(|(key, value, cost)| (value_key(key), seal_value(secret, key, value, *cost)))
                     .collect();
                 self.call("SET", |con| {
                     let mut pipe = redis::pipe();
@@ -739,6 +761,11 @@ impl Inner {
             pipe.query::<()>(con)
         });
     }
+}
+
+/// The Grundy value and cost of what [`check_value`] accepted, if it is a Grundy value.
+fn nimber((value, cost): (Payload, u64)) -> Option<(u64, u64)> {
+    Some((value.nimber()?, cost))
 }
 
 /// The Redis key of a value: [`VALUE_PREFIX`] ++ store key.
@@ -786,9 +813,9 @@ mod tests {
         use Rejection::*;
         let key = crate::cache::store_key(crate::games::GameTag::Tetris, b"component");
         let fleet = secret("the fleet's secret, 32 bytes long");
-        let sealed = seal_value(Some(&fleet), &key, 7, 4096);
+        let sealed = seal_value(Some(&fleet), &key, &Payload::Nimber(7), 4096);
         assert_eq!(sealed[0], VALUE_FORMAT_V3);
-        assert_eq!(check_value(Some(&fleet), &key, &sealed), Ok((7, 4096)));
+        assert_eq!(check_value(Some(&fleet), &key, &sealed), Ok((Payload::Nimber(7), 4096)));
         for at in 0..sealed.len() {
             for bit in 0..8 {
                 let mut flipped = sealed.clone();
@@ -806,9 +833,9 @@ mod tests {
         // Without the secret a tag cannot be checked; with it, a checksum (which anyone can
         // compute) is not enough.
         assert_eq!(check_value(None, &key, &sealed), Err(Format));
-        let checksummed = seal_value(None, &key, 7, 4096);
-        assert_eq!(checksummed, encode_value(&key, 7, 4096));
-        assert_eq!(check_value(None, &key, &checksummed), Ok((7, 4096)));
+        let checksummed = seal_value(None, &key, &Payload::Nimber(7), 4096);
+        assert_eq!(checksummed, encode_value(&key, &Payload::Nimber(7), 4096));
+        assert_eq!(check_value(None, &key, &checksummed), Ok((Payload::Nimber(7), 4096)));
         assert_eq!(check_value(Some(&fleet), &key, &checksummed), Err(Format));
         let mut damaged = checksummed.clone();
         damaged[1] ^= 1;
@@ -823,8 +850,21 @@ mod tests {
         let mut long = sealed.clone();
         long.resize(MAX_VALUE_BYTES + 1, 0);
         assert_eq!(check_value(Some(&fleet), &key, &long), Err(Oversize));
-        let longest = seal_value(Some(&fleet), &key, u64::MAX, u64::MAX);
-        assert_eq!(check_value(Some(&fleet), &key, &longest), Ok((u64::MAX, u64::MAX)));
+        let longest = seal_value(Some(&fleet), &key, &Payload::Nimber(u64::MAX), u64::MAX);
+        assert_eq!(check_value(Some(&fleet), &key, &longest), Ok((Payload::Nimber(u64::MAX), u64::MAX)));
+        // Bytes take the same checks, within their own bound.
+        let bytes = Payload::Bytes(vec![9; 1000]);
+        for secret in [None, Some(&fleet)] {
+            let sealed = seal_value(secret, &key, &bytes, 77);
+            assert_eq!(sealed[0], if secret.is_some() { VALUE_FORMAT_V5 } else { VALUE_FORMAT_V4 });
+            assert_eq!(check_value(secret, &key, &sealed), Ok((bytes.clone(), 77)));
+            let mut flipped = sealed.clone();
+            flipped[500] ^= 1;
+            assert!(check_value(secret, &key, &flipped).is_err());
+            let mut long = sealed;
+            long.resize(MAX_SEALED_BYTES + 1, 0);
+            assert_eq!(check_value(secret, &key, &long), Err(Oversize));
+        }
     }
 
     #[test]
@@ -838,10 +878,14 @@ mod tests {
         };
         let good = file("good", b"the fleet's secret, 32 bytes long\n");
         let from_file = SharedSecret::configured(Some(&good), None).unwrap().unwrap();
-        let expected = seal_value(Some(&secret("the fleet's secret, 32 bytes long")), &key, 1, 2);
-        assert_eq!(seal_value(Some(&from_file), &key, 1, 2), expected, "the final newline is not part of it");
+        let expected = seal_value(Some(&secret("the fleet's secret, 32 bytes long")), &key, &Payload::Nimber(1), 2);
+        assert_eq!(
+            seal_value(Some(&from_file), &key, &Payload::Nimber(1), 2),
+            expected,
+            "the final newline is not part of it"
+        );
         let from_env = SharedSecret::configured(None, Some("the fleet's secret, 32 bytes long".into())).unwrap();
-        assert_eq!(seal_value(from_env.as_ref(), &key, 1, 2), expected);
+        assert_eq!(seal_value(from_env.as_ref(), &key, &Payload::Nimber(1), 2), expected);
         assert!(SharedSecret::configured(None, None).unwrap().is_none());
 
         let missing = dir.path().join("missing");

@@ -11,7 +11,7 @@ use super::format::{
     bucket_of_stored, cost_bucket, decode_value, encode_value, index_key, indexed_key, is_value_key, CAP_KEY,
     ENTRIES_KEY, INDEX_PREFIX,
 };
-use super::{OnCorrupt, OpenError, StoreState, WRITE_BATCH};
+use super::{OnCorrupt, OpenError, Payload, StoreState, WRITE_BATCH};
 use crate::disk::{self, guarded, Failure, Kind};
 use crate::sync::lock;
 
@@ -173,7 +173,7 @@ pub(super) fn run(shared: &StoreState, cap: Option<u64>) {
 }
 
 /// Writes `values` in one atomic batch with the updated entry count and eviction index.
-fn write(shared: &StoreState, values: HashMap<Vec<u8>, (u64, u64)>) -> Result<(), String> {
+fn write(shared: &StoreState, values: HashMap<Vec<u8>, (Payload, u64)>) -> Result<(), String> {
     let Some(db) = shared.db() else {
         return Err("the store is unavailable (the disk is full)".to_string());
     };
@@ -195,7 +195,7 @@ fn write(shared: &StoreState, values: HashMap<Vec<u8>, (u64, u64)>) -> Result<()
                 None => added += 1,
             }
             batch.insert(index_key(cost_bucket(cost), &key), &[][..]);
-            batch.insert(key.as_slice(), encode_value(&key, value, cost));
+            batch.insert(key.as_slice(), encode_value(&key, &value, cost));
         }
         batch.insert(ENTRIES_KEY, &(entries + added).to_le_bytes()[..]);
         db.apply_batch(batch)?;

@@ -12,7 +12,7 @@ use futures_util::{Stream, StreamExt};
 use prost::Message;
 
 use nimber::cache::{Store, StoreOptions};
-use nimber::games::{Memo, DEFAULT_TABLE_LIMIT};
+use nimber::games::{heap, Memo, DEFAULT_TABLE_LIMIT};
 use nimber::google::longrunning::{self as lro, operation::Result as OperationResult, Operation};
 use nimber::jobs::runner::{JobsConfig, Runner};
 use nimber::limits;
@@ -83,6 +83,29 @@ impl MemoryLimit {
     }
 }
 
+/// The largest heap whose value a heap game computes (`--max-heap-compute`), shared by `serve`
+/// and `explore`.
+#[derive(clap::Args)]
+pub struct HeapComputeLimit {
+    /// The largest heap whose value a heap game computes, when no proven period reaches it (2 bytes
+    /// of memory a heap per rule set; at most 4194304); past it a call is FAILED_PRECONDITION.
+    #[arg(
+        long,
+        global = true,
+        env = "NIMBER_MAX_HEAP_COMPUTE",
+        default_value_t = heap::DEFAULT_MAX_HEAP_COMPUTE,
+        value_parser = clap::value_parser!(u64).range(1..=heap::MOST_MAX_HEAP_COMPUTE)
+    )]
+    max_heap_compute: u64,
+}
+
+impl HeapComputeLimit {
+    /// Sets the limit for the process ([`heap::set_max_heap_compute`]).
+    pub fn apply(&self) {
+        heap::set_max_heap_compute(self.max_heap_compute);
+    }
+}
+
 /// Where and how `nimber explore` runs.
 #[derive(clap::Args)]
 pub struct ExploreArgs {
@@ -100,6 +123,8 @@ pub struct ExploreArgs {
     jobs_dir: PathBuf,
     #[command(flatten)]
     memory_limit: MemoryLimit,
+    #[command(flatten)]
+    max_heap_compute: HeapComputeLimit,
     /// How to print the result.
     #[arg(long, global = true, value_enum, default_value = "table")]
     format: Format,
@@ -187,6 +212,7 @@ impl ExploreJob {
 
 /// `nimber explore`.
 pub fn explore(args: ExploreArgs) -> anyhow::Result<()> {
+    args.max_heap_compute.apply();
     let runtime = tokio::runtime::Runtime::new()?;
     let request = args.job.request();
     let format = args.format;

@@ -157,8 +157,9 @@ impl std::fmt::Display for Interrupted {
             Interrupted::Cancelled => f.write_str("cancelled"),
             Interrupted::PastComputeLimit { known, limit } => write!(
                 f,
-                "the answer needs values past the compute limit ({limit}) and no period is proven for them; \
-                 they are known below {known}"
+                "the answer needs values past the compute limit ({limit}, --max-heap-compute) and no period is \
+                 proven for them; they are known for every heap below {known}; to extend them, run an Explore \
+                 heapSequence job (or raise --max-heap-compute)"
             ),
         }
     }
@@ -217,6 +218,9 @@ pub struct Stats {
 ///   building keys that would be thrown away;
 /// - [`get_or_compute`](Memo::get_or_compute): concurrent solves (and a fleet's replicas) asking
 ///   for one missing component compute it once.
+/// - [`get_bytes`](Memo::get_bytes) and [`put_bytes`](Memo::put_bytes): what a game keeps that is
+///   not a value, under its own tag and key (a heap game's values G(0..n) and proven period, under
+///   its canonical rules), so that it survives restarts and is shared in a fleet.
 pub trait Memo: Send + Sync {
     /// The stored value of `key`, if any (may read the disk).
     fn get(&self, game: GameTag, key: &[u8]) -> Option<u64>;
@@ -231,6 +235,16 @@ pub trait Memo: Send + Sync {
     fn peek(&self, _game: GameTag, _key: &[u8]) -> Option<u64> {
         None
     }
+
+    /// The bytes stored under `key` by [`Memo::put_bytes`], if any (may read the disk and the
+    /// network: never call it on the async runtime). A memo that keeps only values has none.
+    fn get_bytes(&self, _game: GameTag, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// Remember `bytes` for `key` (replacing what was there); `cost` as in [`Memo::put`]. Never
+    /// waits for I/O. A memo that keeps only values forgets them.
+    fn put_bytes(&self, _game: GameTag, _key: &[u8], _bytes: &[u8], _cost: u64) {}
 
     /// Whether the memo remembers anything at all: a solve through one that does not skips
     /// building keys for it.

@@ -184,6 +184,29 @@ macro_rules! define_positions {
                 value(self, lookup)
             }
 
+            /// How the values of the position's components are known (see
+            /// [`ServedGame::evidence`]): every component's, each once, in the order of the
+            /// components. Reads only what the process holds in memory.
+            pub fn evidence(&self) -> Vec<crate::proto::HeapValues> {
+                fn collect(position: &Position, into: &mut Vec<crate::proto::HeapValues>) {
+                    let found = match position {
+                        $(Position::$game(game) => game.evidence(),)*
+                        Position::Sum(sum) => {
+                            sum.components().iter().for_each(|part| collect(part, into));
+                            return;
+                        }
+                    };
+                    for known in found {
+                        if !into.contains(&known) {
+                            into.push(known);
+                        }
+                    }
+                }
+                let mut evidence = Vec::new();
+                collect(self, &mut evidence);
+                evidence
+            }
+
             /// Whether the game is already over whatever else is in play (see
             /// [`ServedGame::is_finished`]). Such a position has no moves, and it ends any sum it
             /// is part of.

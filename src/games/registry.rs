@@ -96,6 +96,13 @@ pub trait ServedGame: Game<Value: ComponentValue, Move: Send + Sync> + std::fmt:
         Some((self.value(&mut super::SearchContext::in_memory()).ok()?, 0))
     }
 
+    /// How the values the answer rests on are known, where the game says more than the value
+    /// (a heap game: its rules' proven period, or how far their values are computed). Reads only
+    /// what the process holds in memory (it runs on the async runtime). None by default.
+    fn evidence(&self) -> Vec<crate::proto::HeapValues> {
+        Vec::new()
+    }
+
     /// Whether the game is already over whatever else is in play, ending any sum it is part of
     /// (the cutting game once a 1×1 piece is cut out).
     fn is_finished(&self) -> bool {

@@ -144,6 +144,7 @@ pub fn solve_response(value: SumValue, stats: Stats, elapsed: std::time::Duratio
         stats: Some(stats_to_proto(stats, elapsed)),
         id: String::new(),
         error: None,
+        heap_values: Vec::new(),
     }
 }
 
@@ -162,6 +163,7 @@ pub fn best_move_response(
         r#move: mv.as_ref().map(move_to_proto),
         after: after.as_ref().map(position_to_proto),
         stats: Some(stats_to_proto(stats, elapsed)),
+        heap_values: Vec::new(),
     }
 }
 
@@ -202,5 +204,6 @@ pub fn analysis_to_proto(
             .map(|offset| crate::page::token(query, &offset.to_be_bytes()))
             .unwrap_or_default(),
         stats: Some(stats),
+        heap_values: Vec::new(),
     }
 }

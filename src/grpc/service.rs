@@ -158,6 +158,9 @@ impl SolverService {
             let mut context = SearchContext::new(Budget::new(Some(deadline), cancelled), &*state.store);
             context.table_limit = state.table_limit;
             let result = work(&position, &mut context);
+            if let Err(Interrupted::PastComputeLimit { .. }) = result {
+                metrics.record_past_compute_limit();
+            }
             if flush {
                 crate::games::Memo::flush(&*state.store);
             }
@@ -205,11 +208,16 @@ impl SolverService {
             true => self.value_without_search(&position).await,
             false => None,
         };
-        let (value, stats, elapsed) = match warm {
-            Some(answer) => answer,
-            None => self.run(position, cheap, deadline, |position, context| position.value(context)).await?,
+        let ((value, heap_values), stats, elapsed) = match warm {
+            Some((value, stats, elapsed)) => ((value, position.evidence()), stats, elapsed),
+            None => {
+                self.run(position, cheap, deadline, |position, context| {
+                    Ok((position.value(context)?, position.evidence()))
+                })
+                .await?
+            }
         };
-        Ok(proto::SolveResponse { id: request.id, ..convert::solve_response(value, stats, elapsed) })
+        Ok(proto::SolveResponse { id: request.id, heap_values, ..convert::solve_response(value, stats, elapsed) })
     }
 
     /// The value of a position that needs no search (the memo holds all its searched
@@ -239,7 +247,7 @@ impl SolverService {
     ) -> Result<proto::BestMoveResponse, ServiceError> {
         let position = convert::position_from_proto(request.position)?;
         let cheap = position.is_cheap();
-        let ((value, best), stats, elapsed) = self
+        let ((value, best, heap_values), stats, elapsed) = self
             .run(position, cheap, deadline, |position, context| {
                 let (value, best) = position.best_move(context)?;
                 Ok((
@@ -248,10 +256,11 @@ impl SolverService {
                         let after = position.play_unchecked(&mv);
                         (mv, after)
                     }),
+                    position.evidence(),
                 ))
             })
             .await?;
-        Ok(convert::best_move_response(value, best, stats, elapsed))
+        Ok(proto::BestMoveResponse { heap_values, ..convert::best_move_response(value, best, stats, elapsed) })
     }
 
     /// The answer of an Analyze request, within `deadline`.
@@ -266,12 +275,13 @@ impl SolverService {
         let (offset, limit) = convert::page_from_proto(request.limit, &request.page_token, &query)?;
         // Analysis evaluates up to thousands of moves: inline only when there are few.
         let cheap = position.is_cheap() && position.moves().len() <= CHEAP_ANALYSIS_MOVES;
-        let (analysis, stats, elapsed) = self
+        let ((analysis, heap_values), stats, elapsed) = self
             .run(position, cheap, deadline, move |position, context| {
-                analysis::analyze(position, offset, limit, context)
+                Ok((analysis::analyze(position, offset, limit, context)?, position.evidence()))
             })
             .await?;
-        Ok(convert::analysis_to_proto(&analysis, &query, convert::stats_to_proto(stats, elapsed)))
+        let stats = convert::stats_to_proto(stats, elapsed);
+        Ok(proto::AnalyzeResponse { heap_values, ..convert::analysis_to_proto(&analysis, &query, stats) })
     }
 
     /// One item of a stream: its answer, or its error in the response.

@@ -90,6 +90,7 @@ pub struct Metrics {
     positions_computed: Counter,
     cache_hits: Counter,
     cache_misses: Counter,
+    past_compute_limit: Counter,
     solves_waiting: Gauge,
     solves_running: Gauge,
     connections_open: Family<ListenerLabel, Gauge>,
@@ -119,6 +120,7 @@ impl Metrics {
             positions_computed: Counter::default(),
             cache_hits: Counter::default(),
             cache_misses: Counter::default(),
+            past_compute_limit: Counter::default(),
             solves_waiting: Gauge::default(),
             solves_running: Gauge::default(),
             connections_open: Family::default(),
@@ -163,6 +165,12 @@ impl Metrics {
             "nimber_cache_misses",
             "Values that had to be computed (equals positions computed)",
             metrics.cache_misses.clone(),
+        );
+        registry.register(
+            "nimber_past_compute_limit",
+            "Calls refused (FAILED_PRECONDITION) because their answer needs values past the compute limit \
+             (--max-heap-compute) that no proven period reaches",
+            metrics.past_compute_limit.clone(),
         );
         registry.register(
             "nimber_expensive_solves_waiting",
@@ -240,6 +248,11 @@ impl Metrics {
         self.positions_computed.inc_by(stats.positions_computed);
         self.cache_misses.inc_by(stats.positions_computed);
         self.cache_hits.inc_by(stats.cache_hits);
+    }
+
+    /// Counts a solve refused because it needs values past the compute limit.
+    pub fn record_past_compute_limit(&self) {
+        self.past_compute_limit.inc();
     }
 
     /// The gauge of expensive solves waiting for a slot.

@@ -4,30 +4,52 @@
 //! A position is the rules ([`rules`]) and a list of heaps; a move takes tokens from one heap and
 //! leaves zero, one, two or three heaps in its place, as the rules allow. A position's value is the
 //! XOR of its heaps' values, G(n) for a heap of n ([`sequence`]): computed by the mex of the
-//! options up to [`MAX_HEAP_COMPUTE`], and for every larger heap once the periodicity theorem
-//! proves a period. Rules that admit no proof (splits into three heaps or under a constraint, a
-//! digit repeated forever other than Nim's) refuse larger heaps at once.
+//! options up to the compute limit ([`max_heap_compute`], `--max-heap-compute`), and for every
+//! larger heap once the periodicity theorem proves a period. Rules that admit no proof (splits into
+//! three heaps or under a constraint, a digit repeated forever other than Nim's) refuse larger heaps
+//! at once, without computing.
 //!
-//! The values of each rule set are kept for the process's life in a bounded in-memory cache, so a
-//! query on a proven game is a table lookup, and a computation that a deadline stopped continues
-//! where it stopped on the next query.
+//! The values of each rule set are kept in a bounded in-memory cache, and in the memo under the
+//! game's tag and the rules' canonical bytes (equivalent codes share them): so a query on a proven
+//! game is a table lookup, the values survive restarts and are shared in a fleet, and a
+//! computation that a deadline stopped continues where it stopped on the next query.
 
 pub mod rules;
 pub mod sequence;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use self::rules::{Rules, Split};
 use self::sequence::Sequence;
 use super::registry::{Lookup, ServedGame, Sizes};
-use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
+use super::{display_setup_error, FieldPath, Game, GameTag, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 use crate::proto;
 use crate::random::SplitMix;
 
 /// The most heaps of a position.
 pub const MAX_HEAPS: usize = 10_000;
+/// The default of the largest heap whose value is computed (rather than read off a proven
+/// period): 2^20 heaps, 2 MiB of values (2 bytes a heap), so that the in-process cache of 64 MiB
+/// holds at least 32 rule sets computed that far.
+pub const DEFAULT_MAX_HEAP_COMPUTE: u64 = 1 << 20;
+/// The most `--max-heap-compute` may be: 2^22 heaps, whose values (2 bytes a heap, 4 once a value
+/// passes 65 535) fit in the longest bytes the store keeps ([`crate::cache::MAX_BYTES_VALUE`]).
+pub const MOST_MAX_HEAP_COMPUTE: u64 = 1 << 22;
+
+/// The largest heap whose value is computed, set once at startup ([`set_max_heap_compute`]).
+static MAX_HEAP_COMPUTE: AtomicU64 = AtomicU64::new(DEFAULT_MAX_HEAP_COMPUTE);
+
+/// Sets the largest heap whose value is computed (`--max-heap-compute`), at most
+/// [`MOST_MAX_HEAP_COMPUTE`]; for the whole process.
+pub fn set_max_heap_compute(largest: u64) {
+    MAX_HEAP_COMPUTE.store(largest.min(MOST_MAX_HEAP_COMPUTE), Ordering::Relaxed);
+}
+
 /// The largest heap whose value is computed (rather than read off a proven period).
-pub const MAX_HEAP_COMPUTE: u64 = 1 << 20;
+pub fn max_heap_compute() -> u64 {
+    MAX_HEAP_COMPUTE.load(Ordering::Relaxed)
+}
 /// The most bytes of values the process keeps, over every rule set.
 const SEQUENCE_CACHE_BYTES: u64 = 64 << 20;
 
@@ -56,13 +78,6 @@ pub enum HeapsError {
     },
     /// More than [`MAX_HEAPS`] heaps.
     TooManyHeaps(usize),
-    /// A heap past [`MAX_HEAP_COMPUTE`] under rules that no period can be proven for.
-    HeapTooLarge {
-        /// Its 0-based index.
-        index: usize,
-        /// Its size.
-        size: u64,
-    },
 }
 
 impl SetupError for HeapsError {
@@ -73,7 +88,6 @@ impl SetupError for HeapsError {
             HeapsError::SubtractionSetTooLarge(_) => FieldPath::field("subtraction").then("take"),
             HeapsError::BadTake { index, .. } => FieldPath::field("subtraction").then("take").at(index),
             HeapsError::TooManyHeaps(_) => FieldPath::field("heaps"),
-            HeapsError::HeapTooLarge { index, .. } => FieldPath::field("heaps").at(index),
         }
     }
 
@@ -90,10 +104,6 @@ impl SetupError for HeapsError {
             }
             HeapsError::BadTake { take, .. } => format!("is {take}; each must be from 1 to {}", rules::MAX_TAKE),
             HeapsError::TooManyHeaps(count) => format!("has {count} heaps; the limit is {MAX_HEAPS}"),
-            HeapsError::HeapTooLarge { size, .. } => format!(
-                "is {size}, past {MAX_HEAP_COMPUTE}, the largest heap computed; these rules split into three heaps, \
-                 constrain their splits or repeat a digit forever, so no period is proven for larger heaps"
-            ),
         }
     }
 }
@@ -106,6 +116,19 @@ enum Given {
     Code(String),
     Subtraction { take: Vec<u64>, all_but: bool },
     Nim,
+}
+
+/// The rules as given: the code, `subtraction {1, 3, 4}` (`all-but {…}`), or `nim`.
+impl std::fmt::Display for Given {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let set = |take: &[u64]| take.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        match self {
+            Given::Code(code) => f.write_str(code),
+            Given::Subtraction { take, all_but: false } => write!(f, "subtraction {{{}}}", set(take)),
+            Given::Subtraction { take, all_but: true } => write!(f, "all-but {{{}}}", set(take)),
+            Given::Nim => f.write_str("nim"),
+        }
+    }
 }
 
 /// A position of a heap game: its rules and its heaps.
@@ -163,11 +186,6 @@ impl Heaps {
         if heaps.len() > MAX_HEAPS {
             return Err(HeapsError::TooManyHeaps(heaps.len()));
         }
-        if !rules.is_nim() && !rules.admits_periodicity_proof() {
-            if let Some(index) = heaps.iter().position(|&size| size > MAX_HEAP_COMPUTE) {
-                return Err(HeapsError::HeapTooLarge { index, size: heaps[index] });
-            }
-        }
         Ok(Heaps { given, rules: Arc::new(rules), heaps })
     }
 
@@ -176,21 +194,49 @@ impl Heaps {
         &self.heaps
     }
 
-    /// The values of the rules, known at least up to `largest` (computed further if needed).
-    fn sequence(&self, largest: u64, context: &SearchContext) -> Result<Arc<Sequence>, Interrupted> {
-        let known = SEQUENCES.get(&*self.rules).unwrap_or_else(|| Arc::new(Sequence::new((*self.rules).clone())));
-        if known.value(largest).is_some() {
-            return Ok(known);
+    /// The values of the rules, known at least up to `largest`: from the in-process cache, else
+    /// from the memo (bytes that do not decode are ignored, and overwritten), else computed further
+    /// up to the compute limit ([`max_heap_compute`]). Whenever the values grew (also when the
+    /// budget stopped their computation) they go back to the memo, so that a retry, a restart or
+    /// another replica continues from them. Past the limit without a proven period:
+    /// [`Interrupted::PastComputeLimit`], at once where the rules admit no proof. Reads the memo:
+    /// never call it on the async runtime (see [`ServedGame::is_cheap`]).
+    fn sequence(&self, largest: u64, context: &mut SearchContext) -> Result<Arc<Sequence>, Interrupted> {
+        let cached = SEQUENCES.get(&*self.rules).unwrap_or_else(|| Arc::new(Sequence::new((*self.rules).clone())));
+        // Known in this process (Nim at once): nothing to read or store.
+        if cached.value(largest).is_some() {
+            return Ok(cached);
         }
-        let mut longer = (*known).clone();
-        let target = largest.min(MAX_HEAP_COMPUTE) + 1;
-        let computed = longer.extend_to(target.max(longer.computed() * 2).min(MAX_HEAP_COMPUTE + 1), &context.budget);
+        let key = self.rules.canonical_bytes();
+        let stored = context
+            .memo
+            .get_bytes(GameTag::Heaps, &key)
+            .and_then(|bytes| Sequence::decode((*self.rules).clone(), &bytes));
+        // How far the memo knows the values: whether proven, and how many computed.
+        let state = |sequence: &Sequence| (sequence.period().is_some(), sequence.computed());
+        let stored_state = stored.as_ref().map(state);
+        if stored.is_some() {
+            context.stats.cache_hits += 1;
+        }
+        let known = stored.into_iter().chain([(*cached).clone()]).max_by_key(state).expect("one sequence at least");
+        let limit = max_heap_compute();
+        let mut longer = known;
+        let mut computed = Ok(());
+        if longer.value(largest).is_none() && (largest <= limit || self.rules.admits_periodicity_proof()) {
+            let target = (largest.min(limit) + 1).max(longer.computed() * 2).min(limit + 1);
+            let before = longer.computed();
+            computed = longer.extend_to(target, &context.budget);
+            context.stats.positions_computed += longer.computed().saturating_sub(before);
+        }
+        if stored_state != Some(state(&longer)) && longer.computed() > 1 {
+            context.memo.put_bytes(GameTag::Heaps, &key, &longer.encode(), longer.computed());
+        }
         let longer = Arc::new(longer);
         SEQUENCES.insert((*self.rules).clone(), longer.clone());
         computed?;
         match longer.value(largest) {
             Some(_) => Ok(longer),
-            None => Err(Interrupted::PastComputeLimit { known: longer.computed(), limit: MAX_HEAP_COMPUTE }),
+            None => Err(Interrupted::PastComputeLimit { known: longer.computed(), limit }),
         }
     }
 
@@ -201,7 +247,7 @@ impl Heaps {
     }
 
     /// The values of the rules for every heap of the position (computed as needed).
-    fn sequence_for_heaps(&self, context: &SearchContext) -> Result<Arc<Sequence>, Interrupted> {
+    fn sequence_for_heaps(&self, context: &mut SearchContext) -> Result<Arc<Sequence>, Interrupted> {
         self.sequence(self.largest(), context)
     }
 
@@ -473,6 +519,23 @@ impl ServedGame for Heaps {
     /// Only from the values already known: computing them is work.
     fn value_without_search(&self, _lookup: &Lookup) -> Option<(Nimber, u64)> {
         Some((self.total(&*self.known_sequence()?), 0))
+    }
+
+    /// The rules' values as this process knows them: proven (the period and the heap below which
+    /// the theorem's condition was checked), or computed below a heap; nothing before any is.
+    fn evidence(&self) -> Vec<proto::HeapValues> {
+        use proto::heap_values::Known;
+        let Some(sequence) = SEQUENCES.get(&*self.rules) else { return Vec::new() };
+        let known = match sequence.period() {
+            Some(period) => Known::Proven(proto::ProvenPeriod {
+                preperiod: period.preperiod,
+                period: period.period,
+                saltus: period.saltus,
+                checked_to: period.checked_to,
+            }),
+            None => Known::Computed(proto::ComputedValues { up_to: sequence.computed() }),
+        };
+        vec![proto::HeapValues { rules: self.given.to_string(), known: Some(known) }]
     }
 
     /// Proven rules (Kayles, Dawson's Kayles, 0.137, a subtraction game, Nim) with heaps of any

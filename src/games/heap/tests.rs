@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::games::move_set_tests::assert_move_sets_match_search;
-use crate::games::Budget;
+use crate::games::{Budget, Memo};
 
 /// A code's digits by hand, from its string: `d0.d1d2…` with hexadecimal digits and `!` for
 /// unequal splits, nothing more: the brute force's own reading of the rules.
@@ -304,10 +304,45 @@ fn moves_are_legal_and_leave_what_they_say() {
 #[test]
 fn heaps_past_the_compute_limit_are_refused_where_no_period_can_be_proven() {
     let message = |code: &str, heaps| proto::Heaps { rules: Some(proto::heaps::Rules::Code(code.into())), heaps };
-    let error = Heaps::from_message(message("4!.0", vec![3, MAX_HEAP_COMPUTE + 1])).unwrap_err();
-    assert_eq!(error.field().to_string(), "heaps[1]");
-    assert!(error.to_string().contains("no period is proven"), "{error}");
+    let past = Heaps::from_message(message("4!.0", vec![3, max_heap_compute() + 1])).unwrap();
+    // Refused at once, without computing: the rules admit no proof.
+    let mut context = SearchContext::in_memory();
+    let refused = past.value(&mut context).unwrap_err();
+    assert!(matches!(refused, Interrupted::PastComputeLimit { limit, .. } if limit == max_heap_compute()));
+    assert!(refused.to_string().contains("an Explore heapSequence job"), "{refused}");
+    assert_eq!(context.stats.positions_computed, 0);
     assert!(Heaps::from_message(message("0.77", vec![u64::MAX])).is_ok());
     let too_many = Heaps::from_message(message("0.77", vec![1; MAX_HEAPS + 1])).unwrap_err();
     assert_eq!(too_many, HeapsError::TooManyHeaps(MAX_HEAPS + 1));
+}
+
+/// The values go to the memo whenever they grow, and a solve with a fresh in-process cache (as
+/// after a restart) continues from them; bytes that do not decode are ignored and overwritten.
+#[test]
+fn values_are_kept_in_the_memo_and_read_back() {
+    let store = crate::cache::Store::temporary(1 << 20);
+    // Rules no other test uses, so that no other test touches their cached values.
+    let rules = Rules::code("4!.1").unwrap();
+    let key = rules.canonical_bytes();
+    let mut context = SearchContext::new(Budget::unlimited(), &store);
+    let value = heaps("4!.1", vec![3000]).value(&mut context).unwrap();
+    assert_eq!(context.stats.cache_hits, 0);
+    assert!(context.stats.positions_computed >= 3000);
+    let stored = Sequence::decode(rules.clone(), &store.get_bytes(GameTag::Heaps, &key).expect("stored")).unwrap();
+    assert!(stored.computed() > 3000);
+    assert_eq!(stored.value(3000), Some(value));
+    SEQUENCES.remove(&rules);
+    let mut context = SearchContext::new(Budget::unlimited(), &store);
+    assert_eq!(heaps("4!.1", vec![3000]).value(&mut context), Ok(value));
+    assert_eq!((context.stats.cache_hits, context.stats.positions_computed), (1, 0));
+
+    let rules = Rules::subtraction(&[2, 5, 7], false).unwrap();
+    store.put_bytes(GameTag::Heaps, &rules.canonical_bytes(), b"garbage", 1);
+    let mut context = SearchContext::new(Budget::unlimited(), &store);
+    let subtraction = proto::heaps::Rules::Subtraction(proto::Subtraction { take: vec![2, 5, 7], all_but: false });
+    let position = Heaps::from_message(proto::Heaps { rules: Some(subtraction), heaps: vec![1 << 40] }).unwrap();
+    assert!(position.value(&mut context).is_ok());
+    assert_eq!(context.stats.cache_hits, 0, "garbage is no hit");
+    let bytes = store.get_bytes(GameTag::Heaps, &rules.canonical_bytes()).unwrap();
+    assert!(Sequence::decode(rules, &bytes).expect("overwritten").period().is_some());
 }

@@ -89,6 +89,14 @@ impl Memo for CountingMemo<'_> {
         self.inner.peek(game, key)
     }
 
+    fn get_bytes(&self, game: GameTag, key: &[u8]) -> Option<Vec<u8>> {
+        self.inner.get_bytes(game, key)
+    }
+
+    fn put_bytes(&self, game: GameTag, key: &[u8], bytes: &[u8], cost: u64) {
+        self.inner.put_bytes(game, key, bytes, cost);
+    }
+
     fn remembers(&self) -> bool {
         self.inner.remembers()
     }
