@@ -136,6 +136,10 @@ impl Salvaged {
 /// The prefix of the tree of a job's finished items (its table rows): `items/` and its name.
 const ITEMS_PREFIX: &str = "items/";
 
+/// The key of a chain's state in its job's items tree: not 8 bytes long, so never a row's index
+/// (rows are keyed by their index, 8 bytes big-endian), and deleted with the table.
+const CHAIN_STATE_KEY: &[u8] = b"chain-state";
+
 fn items_tree_name(name: &str) -> String {
     format!("{ITEMS_PREFIX}{name}")
 }
@@ -565,6 +569,7 @@ impl JobRecords for JobStore {
         self.with(|opened| {
             let mut indexes = std::collections::HashSet::new();
             for key in opened.db.open_tree(items_tree_name(name))?.iter().keys() {
+                // The chain state's key is not an index.
                 indexes.extend(key?.as_ref().try_into().ok().map(u64::from_be_bytes));
             }
             Ok(indexes)
@@ -587,12 +592,38 @@ impl JobRecords for JobStore {
     fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>> {
         self.with(|opened| {
             let mut rows = Vec::new();
-            for entry in opened.db.open_tree(items_tree_name(name))?.range(start.to_be_bytes()..).take(limit) {
+            let table = opened.db.open_tree(items_tree_name(name))?;
+            // Rows only: the chain state's key (not 8 bytes) is no row.
+            let entries = table
+                .range(start.to_be_bytes()..)
+                .filter(|entry| entry.as_ref().map_or(true, |(key, _)| key.len() == 8));
+            for entry in entries.take(limit) {
                 let (_, bytes) = entry?;
                 rows.extend(decode_row(name, &bytes));
             }
             Ok(rows)
         })
+    }
+
+    fn put_chain_state(&self, name: &str, state: &[u8]) -> StoreResult<bool> {
+        let unfinished = self.get(name)?.is_some_and(|record| !record.is_done());
+        if unfinished {
+            let old = self.with(|opened| opened.db.open_tree(items_tree_name(name))?.insert(CHAIN_STATE_KEY, state))?;
+            self.count_in(CHAIN_STATE_KEY.len() + state.len());
+            self.count_out(old.map_or(0, |old| CHAIN_STATE_KEY.len() + old.len()));
+        }
+        Ok(unfinished)
+    }
+
+    fn chain_state(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
+        let state = self.with(|opened| opened.db.open_tree(items_tree_name(name))?.get(CHAIN_STATE_KEY))?;
+        Ok(state.map(|state| state.to_vec()))
+    }
+
+    fn delete_chain_state(&self, name: &str) -> StoreResult<()> {
+        let old = self.with(|opened| opened.db.open_tree(items_tree_name(name))?.remove(CHAIN_STATE_KEY))?;
+        self.count_out(old.map_or(0, |old| CHAIN_STATE_KEY.len() + old.len()));
+        Ok(())
     }
 
     fn flush(&self) -> StoreResult<()> {

@@ -228,6 +228,17 @@ pub trait JobRecords: Send + Sync {
     /// not decode is skipped (and logged).
     fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>>;
 
+    /// Saves the state a chain carries from item to item ([`family::Chain`]) of job `name`, with
+    /// its table, while the job has a record and has not ended; returns whether it was saved (if
+    /// not, the job's run must stop). It replaces the state saved before.
+    fn put_chain_state(&self, name: &str, state: &[u8]) -> StoreResult<bool>;
+
+    /// The chain state last saved for job `name`, if any.
+    fn chain_state(&self, name: &str) -> StoreResult<Option<Vec<u8>>>;
+
+    /// Deletes the chain state of job `name` (once the job has ended, its table holds the values).
+    fn delete_chain_state(&self, name: &str) -> StoreResult<()>;
+
     /// Writes everything to durable storage.
     fn flush(&self) -> StoreResult<()>;
 

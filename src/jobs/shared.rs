@@ -16,7 +16,8 @@
 //! - `nimber:v1:\0jobs/request/` ++ request id: the name of its operation (taken in the script
 //!   that creates the record, so a repeated request maps to one operation across the fleet);
 //! - `nimber:v1:\0jobs/items/` ++ name: a hash, item index (decimal) -> prost-encoded row, written
-//!   only while the job's record exists and it is unfinished;
+//!   only while the job's record exists and it is unfinished; and field `chain-state` (no index),
+//!   the state of a chain job ([`super::family::Chain`]), written the same way;
 //! - `nimber:v1:\0jobs/lease/` ++ name: the lease of the replica running the job, a random token
 //!   with an expiry (`SET NX PX`), renewed about once a second while it runs, deleted at its end.
 //!
@@ -97,6 +98,9 @@ const PUT_ENDED_SCRIPT: &str = "if redis.call('exists', KEYS[1]) == 0 then retur
 const PUT_ITEM_SCRIPT: &str =
     "if redis.call('exists', KEYS[2]) == 1 and redis.call('sismember', KEYS[3], ARGV[1]) == 1 \
      then redis.call('hset', KEYS[1], ARGV[2], ARGV[3]) return 1 end return 0";
+
+/// The field of a chain's state in its job's items hash: no item index.
+const CHAIN_STATE_FIELD: &str = "chain-state";
 
 /// Deletes a lease if this replica still holds it.
 const RELEASE_SCRIPT: &str =
@@ -324,6 +328,31 @@ impl JobRecords for RedisJobs {
                 .query(con)
         })?;
         Ok(saved == 1)
+    }
+
+    fn put_chain_state(&self, name: &str, state: &[u8]) -> StoreResult<bool> {
+        let saved: i64 = self.call(|con| {
+            redis::cmd("EVAL")
+                .arg(PUT_ITEM_SCRIPT)
+                .arg(3)
+                .arg(key("items", name))
+                .arg(key("record", name))
+                .arg(unfinished_key())
+                .arg(name)
+                .arg(CHAIN_STATE_FIELD)
+                .arg(state)
+                .query(con)
+        })?;
+        Ok(saved == 1)
+    }
+
+    fn chain_state(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
+        self.call(|con| redis::cmd("HGET").arg(key("items", name)).arg(CHAIN_STATE_FIELD).query(con))
+    }
+
+    fn delete_chain_state(&self, name: &str) -> StoreResult<()> {
+        self.call(|con| redis::cmd("HDEL").arg(key("items", name)).arg(CHAIN_STATE_FIELD).query::<i64>(con))?;
+        Ok(())
     }
 
     /// The rows of a succeeded job are the items `0..total_rows`, all present.

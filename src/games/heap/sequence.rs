@@ -131,10 +131,8 @@ impl Sequence {
         }
         let number = |i: usize| u64::from_le_bytes(rest[8 * i..8 * i + 8].try_into().expect("8 bytes"));
         let (preperiod, period, saltus, checked_to, computed) = (number(0), number(1), number(2), number(3), number(4));
-        let values: Vec<u32> = rest[40..]
-            .chunks_exact(4)
-            .map(|chunk| u32::from_le_bytes(chunk.try_into().expect("4 bytes")))
-            .collect();
+        let values: Vec<u32> =
+            rest[40..].chunks_exact(4).map(|chunk| u32::from_le_bytes(chunk.try_into().expect("4 bytes"))).collect();
         if values.len() as u64 != computed || rest[40..].len() % 4 != 0 || values.is_empty() {
             return None;
         }

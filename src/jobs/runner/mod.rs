@@ -14,7 +14,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::family::{self, Family, Job};
+use super::family::{self, Chain, ChainState, Family, Job};
 use super::local::{JobStore, JobStoreOptions};
 use super::shared::RedisJobs;
 use super::{status, JobRecord, JobRecords, Put, StoreCondition, StoreError, StoreResult};
@@ -339,6 +339,8 @@ impl Runner {
             )));
         }
         let page_size = crate::page::page_size(page_size, DEFAULT_ROWS_PAGE, MAX_ROWS_PAGE);
+        // Never past the table's end (a chain's state may have shortened it after rows were saved).
+        let page_size = page_size.min(usize::try_from(total - start).unwrap_or(usize::MAX));
         let rows = self.shared.store.rows(name, start, page_size)?;
         let end = start + rows.len() as u64;
         let next = if end < total { rows_token(name, end) } else { String::new() };

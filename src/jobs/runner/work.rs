@@ -190,6 +190,10 @@ impl RunnerState {
                 return Ok(());
             }
         }
+        if record.is_done() && matches!(family::job_from_request(&request), Ok(Job::Chain(_))) {
+            // Its table holds what the state did; an ended job never resumes.
+            self.store.delete_chain_state(name)?;
+        }
         self.store.flush()?;
         self.ended.count(record.state());
         self.changed();
@@ -242,6 +246,15 @@ impl RunnerState {
                 };
                 return Ok(proto::ExploreResult { answer: None, rows, total_rows, next_page_token });
             }
+            Job::Chain(chain) => {
+                let (answer, rows, total_rows) = self.run_chain(name, &chain, &context.budget, live)?;
+                let next_page_token = if total_rows > rows.len() as u64 {
+                    super::rows_token(name, rows.len() as u64)
+                } else {
+                    String::new()
+                };
+                return Ok(proto::ExploreResult { answer: Some(answer), rows, total_rows, next_page_token });
+            }
         };
         add_stats(context.stats);
         live.items_done.store(1, Ordering::Relaxed);
@@ -283,6 +296,67 @@ impl RunnerState {
             add_stats(context.stats);
         }
         Ok((self.store.rows(name, 0, INLINE_ROWS)?, items.len() as u64))
+    }
+
+    /// Computes a chain from the state its job saved (or its start), step by step, saving the state
+    /// and the rows it completes at least every [`CHECKPOINT_EVERY`] (less often once a save takes
+    /// longer than a tenth of that: saving costs at most a tenth of the time), and when the budget
+    /// ends (a cancel, the shutdown, `max_duration`): a `kill -9` loses what was computed since the
+    /// last save. Ends when the state is done, early or not (then the items total is the items
+    /// done). Returns the answer, the first [`INLINE_ROWS`] rows and the table's length.
+    pub(super) fn run_chain(
+        &self,
+        name: &str,
+        chain: &Chain,
+        budget: &Budget,
+        live: &Live,
+    ) -> Result<(Answer, Vec<proto::ExploreRow>, u64), Stopped> {
+        let mut state = chain.start(self.store.chain_state(name)?.as_deref());
+        let recorded = self.store.finished_items(name)?;
+        // Rows saved before: the leading run of them (rows are saved in order).
+        let mut saved_rows = (0..).take_while(|index| recorded.contains(index)).count() as u64;
+        let show = |state: &ChainState| {
+            live.items_total.store(state.items_total(), Ordering::Relaxed);
+            live.items_done.store(state.items_done(), Ordering::Relaxed);
+            *lock(&live.family) = Some(state.progress());
+        };
+        show(&state);
+        live.items_done_before_run.store(state.items_done(), Ordering::Relaxed);
+        // A kill between saving a state and its rows leaves rows to save now, computed already.
+        saved_rows = self.save_chain_rows(name, &state, saved_rows)?;
+        let mut last_save = (Instant::now(), Duration::ZERO);
+        while !state.is_done() {
+            let stepped = state.step(budget);
+            show(&state);
+            let (at, took) = last_save;
+            if stepped.is_err() || state.is_done() || at.elapsed() >= CHECKPOINT_EVERY.max(took * 10) {
+                let started = Instant::now();
+                if !self.store.put_chain_state(name, &state.saved())? {
+                    return Err(Stopped::Superseded);
+                }
+                saved_rows = self.save_chain_rows(name, &state, saved_rows)?;
+                last_save = (Instant::now(), started.elapsed());
+            }
+            stepped?;
+        }
+        let total = state.rows();
+        // The last row: a proven period may have shortened the table since it was saved whole.
+        if total > 0 && !self.store.put_item(name, total - 1, &state.row(total - 1))? {
+            return Err(Stopped::Superseded);
+        }
+        live.items_total.store(state.items_done(), Ordering::Relaxed);
+        Ok((state.answer(), self.store.rows(name, 0, INLINE_ROWS.min(total as usize))?, total))
+    }
+
+    /// Saves the rows of `state` from row `from` on: the complete ones and the last (which later
+    /// saves write again while it fills). Returns how many rows are complete and saved.
+    fn save_chain_rows(&self, name: &str, state: &ChainState, from: u64) -> Result<u64, Stopped> {
+        for index in from.min(state.complete_rows())..state.rows() {
+            if !self.store.put_item(name, index, &state.row(index))? {
+                return Err(Stopped::Superseded);
+            }
+        }
+        Ok(state.complete_rows())
     }
 
     /// The checkpointer thread: once a second saves running jobs' progress, renews their leases
