@@ -11,10 +11,10 @@ use common::jobs::{
     board, full_boards, get, heap_sequence, operations, progress, result, sequence_progress, sequence_result,
     sequence_values, sub_boards, wait_done, wait_for, wait_running,
 };
+use common::{assert_idle, cpu_ticks, engine_value, sample, scrape, solve_request, TestServer};
 use nimber::games::heap::rules::Rules;
 use nimber::games::heap::sequence::Sequence;
 use nimber::games::Budget;
-use common::{assert_idle, cpu_ticks, engine_value, sample, scrape, solve_request, TestServer};
 use nimber::google::longrunning::{self as lro, operation::Result as OperationResult, Operation};
 use nimber::proto::{self, explore_request::Job, ExploreState};
 use tonic::Code;

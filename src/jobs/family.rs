@@ -190,7 +190,7 @@ pub const VALUES_PER_ROW: u64 = 64;
 /// How many heaps one item of a heap sequence is (its progress counts these).
 pub const HEAPS_PER_ITEM: u64 = 65_536;
 
-/// How many heaps one step computes between two looks at the progress and the save.
+/// How many heaps one step computes between two looks at the progress and the save ([`ChainState::step`]).
 const HEAPS_PER_STEP: u64 = 4096;
 
 /// A validated `heap_sequence` request: the rules by the same constructors as a heap position's, so
@@ -335,7 +335,7 @@ impl ChainState {
         self.sequence.period().is_some() || self.sequence.computed() > self.up_to
     }
 
-    /// Computes the next few thousand heaps (up to the next multiple of [`HEAPS_PER_STEP`]);
+    /// Computes the next few thousand heaps (up to the next multiple of 4096);
     /// keeps what it computed when `budget` ends.
     pub fn step(&mut self, budget: &Budget) -> Result<(), Interrupted> {
         let computed = self.sequence.computed();
