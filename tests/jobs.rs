@@ -8,9 +8,13 @@ use nimber::games::Value;
 use std::time::{Duration, Instant};
 
 use common::jobs::{
-    board, full_boards, get, operations, progress, result, sub_boards, wait_done, wait_for, wait_running,
+    board, full_boards, get, heap_sequence, operations, progress, result, sequence_progress, sequence_result,
+    sequence_values, sub_boards, wait_done, wait_for, wait_running,
 };
 use common::{assert_idle, cpu_ticks, engine_value, sample, scrape, solve_request, TestServer};
+use nimber::games::heap::rules::Rules;
+use nimber::games::heap::sequence::Sequence;
+use nimber::games::Budget;
 use nimber::google::longrunning::{self as lro, operation::Result as OperationResult, Operation};
 use nimber::proto::{self, explore_request::Job, ExploreState};
 use tonic::Code;
@@ -648,4 +652,133 @@ fn ctrl_c_stops_a_local_run_and_rerunning_continues_where_it_stopped() {
     let second = explore_until_interrupted(&args, "items");
     let progress = second.iter().find(|line| line.contains("items")).unwrap();
     assert!(progress.contains("9/10 items") && progress.contains("resumed 1 times"), "{second:#?}");
+}
+
+/// G(0) … G(up_to) of `code`, computed here.
+fn direct_values(code: &str, up_to: u64) -> (Sequence, Vec<u64>) {
+    let mut sequence = Sequence::new(Rules::code(code).unwrap());
+    sequence.extend_to(up_to + 1, &Budget::unlimited()).unwrap();
+    let values = (0..sequence.computed()).map(|n| sequence.value(n).unwrap()).collect();
+    (sequence, values)
+}
+
+/// Kayles (0.77) has period 12 from heap 71 (Winning Ways): the job ends as soon as the theorem
+/// proves it, long before heap 10 000, with its progress complete; the command line prints it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heap_sequence_ends_early_once_its_period_is_proven() {
+    let server = TestServer::builder().start();
+    let mut solver = server.client().await;
+    let name = solver.explore(heap_sequence("0.77", 10_000)).await.unwrap().into_inner().name;
+    let done = wait_done(&mut operations(&server).await, &name).await;
+    let progress = progress(&done);
+    assert_eq!(progress.state(), ExploreState::Succeeded);
+    assert_eq!(progress.items_done, progress.items_total, "a job that ends early reads as complete");
+    let sequence = sequence_result(&done);
+    let period = sequence.period.expect("Kayles' period is proven");
+    assert_eq!((period.period, period.preperiod, period.saltus), (12, 71, 0));
+    assert!(sequence.heaps_computed < 10_001, "it stopped early: {}", sequence.heaps_computed);
+    assert_eq!(sequence.frequencies.iter().sum::<u64>(), sequence.heaps_computed);
+    assert_eq!(sequence.largest_value, 8);
+    let values = sequence_values(&mut solver, &name, 0).await;
+    assert_eq!(values.len() as u64, sequence.heaps_computed);
+    let (direct, _) = direct_values("0.77", 10_000);
+    for (n, value) in values.iter().enumerate() {
+        assert_eq!(Some(*value), direct.value(n as u64), "G({n})");
+    }
+
+    let jobs = tempfile::tempdir().unwrap();
+    let args = ["explore", "heap-sequence", "--rules", "0.77", "--up-to", "10000"];
+    let (printed, _) = nimber(&[&args[..], &["--jobs-dir", jobs.path().to_str().unwrap()]].concat());
+    assert!(printed.contains("period: 12 (preperiod 71, saltus 0"), "{printed}");
+    assert!(printed.contains("largest value: 8"), "{printed}");
+}
+
+/// Grundy's game (4!.0) proves no period: the job computes every heap up to 5000, heap 0 counted in
+/// the frequencies, and its values paged through ListExploreRows are those computed here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heap_sequence_without_a_period_pages_every_value_through_list_explore_rows() {
+    let server = TestServer::builder().start();
+    let mut solver = server.client().await;
+    let name = solver.explore(heap_sequence("4!.0", 5000)).await.unwrap().into_inner().name;
+    let done = wait_done(&mut operations(&server).await, &name).await;
+    let sequence = sequence_result(&done);
+    assert_eq!(sequence.period, None, "none up to 5000");
+    assert_eq!((sequence.up_to, sequence.heaps_computed), (5000, 5001));
+    assert_eq!(sequence.frequencies.iter().sum::<u64>(), 5001, "heap 0 is counted");
+    let inline = result(&done);
+    assert_eq!(inline.total_rows, 5001_u64.div_ceil(64));
+    let (direct, expected) = direct_values("4!.0", 5000);
+    assert_eq!(sequence.frequencies, direct.frequencies());
+    assert_eq!(sequence.largest_value, direct.largest_value());
+    assert_eq!(sequence_values(&mut solver, &name, 7).await, expected, "seven rows a page");
+    assert_eq!(sequence_values(&mut solver, &name, 0).await, expected, "the default page");
+    let progress = sequence_progress(&done);
+    assert_eq!(progress.heaps_computed, 5001);
+    assert!(progress.values_per_second > 0.0, "{progress:?}");
+}
+
+/// A heap sequence killed mid-way (kill -9) goes on from the values it saved, and ends with the
+/// result of a computation that nothing interrupted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heap_sequence_killed_mid_way_resumes_from_its_saved_values() {
+    // 0.3F splits in three, which only the plain mex lists (a heap of n costs about n²/12): a few
+    // seconds, whatever the sparse-space method does for other games.
+    const UP_TO: u64 = 4_000;
+    let data = tempfile::tempdir().unwrap();
+    let jobs = data.path().join("jobs");
+    let flags = ["--jobs-dir", jobs.to_str().unwrap()];
+    let direct = tokio::task::spawn_blocking(|| direct_values("0.3F", UP_TO));
+    let mut server = TestServer::builder().data_dir(&data.path().join("memo")).flags(&flags).start();
+    let mut solver = server.client().await;
+    let name = solver.explore(heap_sequence("0.3F", UP_TO)).await.unwrap().into_inner().name;
+    let mut client = operations(&server).await;
+    // Two seconds in: the values are saved at least once a second, and sled writes within half a second.
+    let running = wait_for(&mut client, &name, Duration::from_secs(60), |operation| {
+        progress(operation).elapsed.is_some_and(|elapsed| elapsed.seconds >= 2)
+    })
+    .await;
+    server.kill();
+    assert!(!running.done, "the job outlasts two seconds");
+    let heaps_at_kill = sequence_progress(&running).heaps_computed;
+
+    let server = TestServer::builder().data_dir(&data.path().join("memo")).flags(&flags).start();
+    let mut client = operations(&server).await;
+    let resumed = wait_for(&mut client, &name, Duration::from_secs(30), |operation| {
+        progress(operation).state() != ExploreState::Queued
+    })
+    .await;
+    assert_eq!(progress(&resumed).times_resumed, 1);
+    // The values grow as the cube root of the time, so those of a second before the kill are past
+    // half of those at the kill; from scratch there would be few.
+    let heaps_resumed = sequence_progress(&resumed).heaps_computed;
+    assert!(heaps_resumed * 2 >= heaps_at_kill, "resumed from {heaps_resumed} heaps, {heaps_at_kill} at the kill");
+    let done = wait_done(&mut client, &name).await;
+    assert_eq!(progress(&done).times_resumed, 1);
+    let sequence = sequence_result(&done);
+    let (direct, expected) = direct.await.unwrap();
+    assert_eq!(sequence.heaps_computed, UP_TO + 1);
+    assert_eq!(sequence.frequencies, direct.frequencies());
+    assert_eq!(sequence.largest_value, direct.largest_value());
+    let mut solver = server.client().await;
+    assert_eq!(sequence_values(&mut solver, &name, 0).await, expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heap_sequences_with_bad_rules_or_up_to_are_invalid_arguments_naming_the_field() {
+    let server = TestServer::builder().start();
+    let mut solver = server.client().await;
+    let no_rules = proto::ExploreRequest {
+        job: Some(Job::HeapSequence(proto::HeapSequence { rules: None, up_to: 10 })),
+        ..Default::default()
+    };
+    for (request, expected) in [
+        (heap_sequence("0.7x", 100), "heap_sequence.code \"0.7x\": character 3 ('x')"),
+        (no_rules, "heap_sequence.rules is required"),
+        (heap_sequence("0.77", 0), "heap_sequence.up_to is 0; it must be from 1 to 4294967296"),
+        (heap_sequence("0.77", (1 << 32) + 1), "heap_sequence.up_to is 4294967297; it must be from 1 to 4294967296"),
+    ] {
+        let status = solver.explore(request).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().contains(expected), "{:?} lacks {expected:?}", status.message());
+    }
 }

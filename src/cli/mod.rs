@@ -57,6 +57,17 @@ pub enum ExploreJob {
         #[arg(long)]
         max_blocked: u32,
     },
+    /// The values G(0) … G(up-to) of a heap game, ending early once a period is proven; prints the
+    /// period (or that none was proven), the largest value, how many heaps have each value and the
+    /// rare/common mask (the values page through ListExploreRows).
+    HeapSequence {
+        /// The rules: a take-and-break code such as 0.16, 0.77 or 4!.0 (Grundy's game).
+        #[arg(long)]
+        rules: String,
+        /// The largest heap (at most 2^32).
+        #[arg(long)]
+        up_to: u64,
+    },
     /// The value of one 2×2-placement board.
     Solve {
         /// The board's rows, comma-separated, '0' free and '1' blocked.
@@ -191,6 +202,9 @@ impl ExploreJob {
             }
             ExploreJob::SubBoards { board, max_blocked } => {
                 Job::SubBoards(proto::SubBoards { board: Some(proto::Tetris { rows: board }), max_blocked })
+            }
+            ExploreJob::HeapSequence { rules, up_to } => {
+                Job::HeapSequence(proto::HeapSequence { rules: Some(proto::heap_sequence::Rules::Code(rules)), up_to })
             }
             ExploreJob::Solve { board } => Job::Solve(proto::SolveRequest {
                 position: Some(proto::Position {
@@ -327,6 +341,15 @@ fn summary(progress: &proto::ExploreProgress) -> String {
         seconds(progress.elapsed),
         seconds(progress.cpu_time),
     );
+    if let Some(proto::explore_progress::Family::HeapSequence(sequence)) = &progress.family {
+        text.push_str(&format!(
+            ", {} heaps, {:.0} values/s, largest value {}, {} rare heaps",
+            sequence.heaps_computed, sequence.values_per_second, sequence.largest_value, sequence.rare_heaps
+        ));
+        if let Some(candidate) = sequence.candidate_period {
+            text.push_str(&format!(", candidate period {} from heap {}", candidate.period, candidate.preperiod));
+        }
+    }
     if progress.times_resumed > 0 {
         text.push_str(&format!(", resumed {} times", progress.times_resumed));
     }
@@ -359,6 +382,11 @@ async fn finish(operation: Operation, format: Format, rows: &mut Rows) -> anyhow
     match &operation.result {
         Some(OperationResult::Response(any)) => {
             let mut result = proto::ExploreResult::decode(any.value.as_slice())?;
+            if let Some(proto::explore_result::Answer::HeapSequence(sequence)) = &result.answer {
+                // The values stay on the server (ListExploreRows): they may be billions.
+                print_sequence(sequence, format);
+                return Ok(());
+            }
             let mut page_token = std::mem::take(&mut result.next_page_token);
             while !page_token.is_empty() {
                 let page = rows.page(&operation.name, page_token).await?;
@@ -396,6 +424,7 @@ fn print_result(result: &proto::ExploreResult, format: Format) {
         Some(Answer::BestMove(best)) => {
             println!("grundy {} (winner: {} player)", grundy(best.grundy), outcome(best.outcome))
         }
+        Some(Answer::HeapSequence(sequence)) => print_sequence(sequence, format),
         None => {}
     }
     if result.rows.is_empty() {
@@ -455,6 +484,69 @@ fn print_result(result: &proto::ExploreResult, format: Format) {
             line(header.to_vec());
             for row in &cells {
                 line(row.iter().map(String::as_str).collect());
+            }
+        }
+    }
+}
+
+/// Prints the result of a heap sequence: as lines of text (`table`), as `value,frequency` lines
+/// after the summary's `#` lines (`csv`), or as one JSON object.
+fn print_sequence(result: &proto::HeapSequenceResult, format: Format) {
+    let period = result.period.map_or_else(
+        || format!("none up to {}", result.up_to),
+        |p| format!("{} (preperiod {}, saltus {}, proven from heap {})", p.period, p.preperiod, p.saltus, p.checked_to),
+    );
+    // Common values as CGSuite-like `value.parity` (ogsolve's notation), per class of splits.
+    let common: Vec<String> = result
+        .common_values
+        .iter()
+        .map(|class| {
+            let mut values: Vec<String> = class.on_even_heaps.iter().map(|v| format!("{v}.0")).collect();
+            values.extend(class.on_odd_heaps.iter().map(|v| format!("{v}.1")));
+            format!("splits taking {} tokens: {}", ["even", "odd"][class.take_parity as usize % 2], values.join(" "))
+        })
+        .collect();
+    match format {
+        Format::Json => {
+            let period = result.period.map_or_else(
+                || "null".to_string(),
+                |p| {
+                    format!(
+                        "{{\"preperiod\": {}, \"period\": {}, \"saltus\": {}, \"checked_to\": {}}}",
+                        p.preperiod, p.period, p.saltus, p.checked_to
+                    )
+                },
+            );
+            let frequencies: Vec<String> = result.frequencies.iter().map(u64::to_string).collect();
+            println!(
+                "{{\"up_to\": {}, \"heaps_computed\": {}, \"period\": {period}, \"largest_value\": {}, \
+                 \"frequencies\": [{}], \"common_values\": [{}], \"rare_heaps\": {}}}",
+                result.up_to,
+                result.heaps_computed,
+                result.largest_value,
+                frequencies.join(", "),
+                common.iter().map(|class| format!("{class:?}")).collect::<Vec<_>>().join(", "),
+                result.rare_heaps,
+            );
+        }
+        Format::Csv | Format::Table => {
+            let prefix = if matches!(format, Format::Csv) { "# " } else { "" };
+            println!("{prefix}period: {period}");
+            println!(
+                "{prefix}heaps computed: {} (G(0) to G({}))",
+                result.heaps_computed,
+                result.heaps_computed.saturating_sub(1)
+            );
+            println!("{prefix}largest value: {}", result.largest_value);
+            println!("{prefix}rare heaps: {}", result.rare_heaps);
+            for class in &common {
+                println!("{prefix}common values of the {class}");
+            }
+            // Rogalski's published format: `value frequency` a line.
+            let separator = if matches!(format, Format::Csv) { "," } else { " " };
+            println!("value{separator}frequency");
+            for (value, count) in result.frequencies.iter().enumerate() {
+                println!("{value}{separator}{count}");
             }
         }
     }

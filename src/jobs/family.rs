@@ -1,13 +1,19 @@
-//! What a job computes: a request validated into a [`Job`], and the items of a family of 2×2-placement
-//! boards in a fixed order (so that a resumed job finds its finished items by index).
+//! What a job computes: a request validated into a [`Job`]; the items of a family of 2×2-placement
+//! boards in a fixed order (so that a resumed job finds its finished items by index); and a
+//! [`Chain`], a family computed in order whose state carries from item to item (the values of a
+//! heap game).
 
 use std::collections::HashMap;
+use std::time::Instant;
 
+use crate::games::heap::rules::Rules;
+use crate::games::heap::sequence::{Period, Sequence};
 use crate::games::sum::SumValue;
 use crate::games::tetris::Board;
+use crate::games::{Budget, Interrupted};
 use crate::games::{Position, Value};
 use crate::grpc::convert::{self, InvalidArgument};
-use crate::proto::{self, explore_request::Job as ProtoJob};
+use crate::proto::{self, explore_request::Job as ProtoJob, explore_result::Answer};
 
 /// The most boards of a `sub_boards` family (every choice of blocked cells, before deduplication).
 pub const MAX_SUB_BOARDS: u64 = 1_000_000;
@@ -24,6 +30,8 @@ pub enum Job {
     BestMove(Box<Position>),
     /// The value of every board of a family.
     Family(Family),
+    /// A family computed in order, each item from the state the earlier ones left.
+    Chain(Chain),
 }
 
 /// A family of 2×2-placement boards.
@@ -75,6 +83,7 @@ impl Item {
             outcome: convert::outcome_to_proto(value) as i32,
             grundy: value.nimber(),
             cached,
+            ..Default::default()
         }
     }
 }
@@ -130,7 +139,10 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
         }
     }
     let job = request.job.clone().ok_or_else(|| {
-        InvalidArgument::field("job", "is required: set one of solve, best_move, full_boards, sub_boards")
+        InvalidArgument::field(
+            "job",
+            "is required: set one of solve, best_move, full_boards, sub_boards, heap_sequence",
+        )
     })?;
     Ok(match job {
         ProtoJob::Solve(solve) => Job::Solve(Box::new(
@@ -162,7 +174,45 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
             }
             Job::Family(Family::SubBoards { board: Box::new(board), max_blocked })
         }
+        ProtoJob::HeapSequence(sequence) => heap_sequence(sequence)?,
     })
+}
+
+/// The largest `up_to` of a `heap_sequence` job: 2^32 heaps. The job keeps every value in memory
+/// and in the job store, a few bytes a heap (several GiB of each at the limit); the mex of a heap
+/// of n costs about n/2 lookups for a code that splits, so larger runs are out of reach anyway.
+pub const MAX_UP_TO: u64 = 1 << 32;
+
+/// How many heaps one row of a heap sequence's table holds: 64 values of at most 5 bytes each keep
+/// a page of 10 000 rows within a client's default 4 MiB.
+pub const VALUES_PER_ROW: u64 = 64;
+
+/// How many heaps one item of a heap sequence is (its progress counts these).
+pub const HEAPS_PER_ITEM: u64 = 65_536;
+
+/// How many heaps one step computes between two looks at the progress and the save ([`ChainState::step`]).
+const HEAPS_PER_STEP: u64 = 4096;
+
+/// A validated `heap_sequence` request: the rules by the same constructors as a heap position's, so
+/// a bad code is the same INVALID_ARGUMENT, under `heap_sequence.`.
+fn heap_sequence(request: proto::HeapSequence) -> Result<Job, InvalidArgument> {
+    use crate::games::heap::HeapsError;
+    use proto::heap_sequence::Rules as ProtoRules;
+    let rules = match request.rules {
+        None | Some(ProtoRules::Nim(false)) => Err(HeapsError::NoRules),
+        Some(ProtoRules::Code(code)) => Rules::code(&code),
+        Some(ProtoRules::Subtraction(set)) => Rules::subtraction(&set.take, set.all_but),
+        Some(ProtoRules::Nim(true)) => Ok(Rules::nim()),
+    }
+    .map_err(|error| InvalidArgument::setup("heap_sequence", &error))?;
+    let up_to = request.up_to;
+    if up_to == 0 || up_to > MAX_UP_TO {
+        return Err(InvalidArgument::field(
+            "heap_sequence.up_to",
+            format!("is {up_to}; it must be from 1 to {MAX_UP_TO} (2^32)"),
+        ));
+    }
+    Ok(Job::Chain(Chain::HeapSequence { rules, up_to }))
 }
 
 /// The most rows (and columns) of the boards of a `full_boards` family: every board up to
@@ -225,6 +275,147 @@ impl Family {
                 .collect(),
             Family::SubBoards { board, max_blocked } => sub_boards(board, *max_blocked),
         }
+    }
+}
+
+/// A family computed in order, where each item needs the state every earlier item left: the values
+/// of a heap game, where a heap's value depends on every smaller heap's. The runner saves the rows
+/// in the job store as it goes, and a resumed job rebuilds its state from their values
+/// ([`Chain::start`]), recomputing nothing it saved; the state may end the job before its last item
+/// ([`ChainState::is_done`]).
+#[derive(Clone, Debug)]
+pub enum Chain {
+    /// The values G(0) … G(up_to) of a heap game, ending early once a period is proven.
+    HeapSequence {
+        /// The rules.
+        rules: Rules,
+        /// The largest heap.
+        up_to: u64,
+    },
+}
+
+impl Chain {
+    /// The state to go on from: the one the rows a run saved (`saved`, from the first) hold, as far
+    /// as they follow on from each other; the start with none.
+    pub fn start(&self, saved: &[proto::ExploreRow]) -> ChainState {
+        let Chain::HeapSequence { rules, up_to } = self;
+        let mut values = Vec::new();
+        for row in saved {
+            if row.heap != values.len() as u64 || row.values.len() as u64 != VALUES_PER_ROW {
+                break;
+            }
+            values.extend_from_slice(&row.values);
+        }
+        let sequence = Sequence::from_values(rules.clone(), &values).unwrap_or_else(|| Sequence::new(rules.clone()));
+        let computed_at_start = sequence.computed();
+        ChainState { sequence, up_to: *up_to, started: Instant::now(), computed_at_start }
+    }
+}
+
+/// The state a [`Chain`] carries from item to item: the values of a heap sequence so far.
+pub struct ChainState {
+    sequence: Sequence,
+    up_to: u64,
+    /// When this run started, and how many heaps were computed then (for the values per second).
+    started: Instant,
+    computed_at_start: u64,
+}
+
+impl ChainState {
+    /// How many items the chain has: runs of [`HEAPS_PER_ITEM`] heaps up to `up_to`.
+    pub fn items_total(&self) -> u64 {
+        (self.up_to + 1).div_ceil(HEAPS_PER_ITEM)
+    }
+
+    /// How many items are done: every one once the state is done, else the whole runs computed.
+    pub fn items_done(&self) -> u64 {
+        if self.is_done() {
+            return self.items_total().min(self.sequence.computed().div_ceil(HEAPS_PER_ITEM));
+        }
+        self.sequence.computed() / HEAPS_PER_ITEM
+    }
+
+    /// Whether nothing is left to compute: every heap up to `up_to` is, or a period is proven.
+    pub fn is_done(&self) -> bool {
+        self.sequence.period().is_some() || self.sequence.computed() > self.up_to
+    }
+
+    /// Computes the next few thousand heaps (up to the next multiple of 4096);
+    /// keeps what it computed when `budget` ends.
+    pub fn step(&mut self, budget: &Budget) -> Result<(), Interrupted> {
+        let computed = self.sequence.computed();
+        let next = (computed / HEAPS_PER_STEP + 1) * HEAPS_PER_STEP;
+        self.sequence.extend_to(next.min(self.up_to + 1), budget)
+    }
+
+    /// How many rows the table of the values computed has ([`VALUES_PER_ROW`] to a row).
+    pub fn rows(&self) -> u64 {
+        self.sequence.computed().div_ceil(VALUES_PER_ROW)
+    }
+
+    /// How many rows are complete: they hold [`VALUES_PER_ROW`] values, and never change.
+    pub fn complete_rows(&self) -> u64 {
+        self.sequence.computed() / VALUES_PER_ROW
+    }
+
+    /// Row `index` of the table (below [`ChainState::rows`]).
+    pub fn row(&self, index: u64) -> proto::ExploreRow {
+        let heap = index * VALUES_PER_ROW;
+        let end = (heap + VALUES_PER_ROW).min(self.sequence.computed());
+        let values = (heap..end).map(|n| self.sequence.value(n).expect("computed heaps have values")).collect();
+        proto::ExploreRow { heap, values, ..Default::default() }
+    }
+
+    /// What the values so far show, for the job's progress.
+    pub fn progress(&self) -> proto::explore_progress::Family {
+        let computed = self.sequence.computed();
+        let seconds = self.started.elapsed().as_secs_f64();
+        let values_per_second =
+            if seconds > 0.0 { computed.saturating_sub(self.computed_at_start) as f64 / seconds } else { 0.0 };
+        proto::explore_progress::Family::HeapSequence(proto::HeapSequenceProgress {
+            heaps_computed: computed,
+            values_per_second,
+            largest_value: self.sequence.largest_value(),
+            rare_heaps: self.sequence.rare_heaps(),
+            candidate_period: self.sequence.candidate_period().map(period_to_proto),
+        })
+    }
+
+    /// The job's answer (once [`ChainState::is_done`]).
+    pub fn answer(&self) -> Answer {
+        let sequence = &self.sequence;
+        Answer::HeapSequence(proto::HeapSequenceResult {
+            period: sequence.period().map(period_to_proto),
+            up_to: self.up_to,
+            heaps_computed: sequence.computed(),
+            largest_value: sequence.largest_value(),
+            frequencies: sequence.frequencies(),
+            common_values: common_values(sequence),
+            rare_heaps: sequence.rare_heaps(),
+        })
+    }
+}
+
+/// The sequence's common values, by class of splits (those with none are left out).
+fn common_values(sequence: &Sequence) -> Vec<proto::CommonValues> {
+    let classes = sequence.common_values().into_iter().zip(0u32..);
+    let on = |common: &[(u64, u8)], parity: u8| common.iter().filter(|c| c.1 == parity).map(|c| c.0).collect();
+    classes
+        .filter(|(common, _)| !common.is_empty())
+        .map(|(common, take_parity)| proto::CommonValues {
+            take_parity,
+            on_even_heaps: on(&common, 0),
+            on_odd_heaps: on(&common, 1),
+        })
+        .collect()
+}
+
+fn period_to_proto(period: Period) -> proto::HeapPeriod {
+    proto::HeapPeriod {
+        preperiod: period.preperiod,
+        period: period.period,
+        saltus: period.saltus,
+        checked_to: period.checked_to,
     }
 }
 

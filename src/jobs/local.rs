@@ -572,14 +572,22 @@ impl JobRecords for JobStore {
     }
 
     fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<bool> {
+        self.put_items(name, index, std::slice::from_ref(row))
+    }
+
+    fn put_items(&self, name: &str, first: u64, rows: &[proto::ExploreRow]) -> StoreResult<bool> {
         let unfinished = self.get(name)?.is_some_and(|record| !record.is_done());
         if unfinished {
-            let value = row.encode_to_vec();
-            let old = self.with(|opened| {
-                opened.db.open_tree(items_tree_name(name))?.insert(index.to_be_bytes(), value.as_slice())
+            self.with(|opened| {
+                let table = opened.db.open_tree(items_tree_name(name))?;
+                for (index, row) in (first..).zip(rows) {
+                    let value = row.encode_to_vec();
+                    let old = table.insert(index.to_be_bytes(), value.as_slice())?;
+                    self.count_in(8 + value.len());
+                    self.count_out(old.map_or(0, |old| 8 + old.len()));
+                }
+                Ok(())
             })?;
-            self.count_in(8 + value.len());
-            self.count_out(old.map_or(0, |old| 8 + old.len()));
         }
         Ok(unfinished)
     }

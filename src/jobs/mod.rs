@@ -224,6 +224,17 @@ pub trait JobRecords: Send + Sync {
     /// whether it was saved (if not, the job's run must stop).
     fn put_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<bool>;
 
+    /// Saves the items `first..` of job `name` as [`JobRecords::put_item`] does, the job's record
+    /// looked at once for all of them where the store can.
+    fn put_items(&self, name: &str, first: u64, rows: &[proto::ExploreRow]) -> StoreResult<bool> {
+        for (index, row) in (first..).zip(rows) {
+            if !self.put_item(name, index, row)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// At most `limit` recorded rows of job `name`, from row `start` on, in order. A row that does
     /// not decode is skipped (and logged).
     fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>>;

@@ -102,3 +102,53 @@ pub async fn wait_done(client: &mut Operations, name: &str) -> Operation {
     let request = lro::WaitOperationRequest { name: name.into(), timeout: None };
     client.wait_operation(request).await.expect("the operation exists").into_inner()
 }
+
+/// Explore the values G(0) … G(up_to) of the heap game of `code`.
+pub fn heap_sequence(code: &str, up_to: u64) -> proto::ExploreRequest {
+    proto::ExploreRequest {
+        job: Some(Job::HeapSequence(proto::HeapSequence {
+            rules: Some(proto::heap_sequence::Rules::Code(code.into())),
+            up_to,
+        })),
+        ..Default::default()
+    }
+}
+
+/// The heap sequence answer of a succeeded operation.
+pub fn sequence_result(operation: &Operation) -> proto::HeapSequenceResult {
+    match result(operation).answer {
+        Some(proto::explore_result::Answer::HeapSequence(sequence)) => sequence,
+        other => panic!("expected a heap sequence, got {other:?}"),
+    }
+}
+
+/// The heap sequence progress of an operation (the default before the job reported any).
+pub fn sequence_progress(operation: &Operation) -> proto::HeapSequenceProgress {
+    match progress(operation).family {
+        Some(proto::explore_progress::Family::HeapSequence(sequence)) => sequence,
+        None => Default::default(),
+    }
+}
+
+/// Every value of heap sequence job `name`'s table, paged through ListExploreRows `page_size` rows
+/// at a time, checking that each row starts where the one before ended.
+pub async fn sequence_values(
+    solver: &mut nimber::proto::solver_client::SolverClient<tonic::transport::Channel>,
+    name: &str,
+    page_size: i32,
+) -> Vec<u64> {
+    let mut values = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let request = proto::ListExploreRowsRequest { name: name.into(), page_size, page_token };
+        let page = solver.list_explore_rows(request).await.unwrap().into_inner();
+        for row in page.rows {
+            assert_eq!(row.heap, values.len() as u64, "rows follow each other");
+            values.extend(row.values);
+        }
+        if page.next_page_token.is_empty() {
+            return values;
+        }
+        page_token = page.next_page_token;
+    }
+}

@@ -66,6 +66,8 @@ pub struct Sequence {
     values: Values,
     period: Option<Period>,
     mex: Mex,
+    /// How many heaps were computed at the last look for a period.
+    looked_at: usize,
 }
 
 /// The computed values: 2 bytes each while every value fits in 16 bits.
@@ -107,7 +109,7 @@ impl Values {
 }
 
 /// A stored value: `u16` or `u32`.
-trait Cell: Copy {
+trait Cell: Copy + PartialEq {
     fn value(self) -> u32;
     fn of(value: u32) -> Option<Self>;
 }
@@ -423,14 +425,13 @@ impl Mex {
         let mut scan = [(0usize, 1usize); 2];
         let mut scanned = [false; 2];
         loop {
-            let pending: Vec<usize> =
-                (0..2).filter(|&c| !scanned[c] && self.classes[c].may_reach(candidate, n)).collect();
-            if pending.is_empty() {
+            let pending = [0, 1].map(|c| !scanned[c] && self.classes[c].may_reach(candidate, n));
+            if pending == [false, false] {
                 return candidate;
             }
             // Round robin in short runs: a hit in either class moves the candidate on.
             let mut hit = false;
-            for &c in &pending {
+            for c in (0..2).filter(|&c| pending[c]) {
                 let (t, a) = &mut scan[c];
                 let class = &self.classes[c];
                 let mut budget = SCAN_RUN;
@@ -492,10 +493,28 @@ impl Mex {
     }
 }
 
-/// The heap after `n` at which to look for a period: every 64 heaps up to 1024, then eight times
+/// The smallest period the theorem proves on `values` (see the module), for rules that take at most
+/// `most_taken` tokens and split (`splits`) or not.
+fn proven_period<C: Cell>(values: &[C], most_taken: u64, splits: bool) -> Option<Period> {
+    let len = values.len() as u64;
+    (1..=len / 2).find_map(|period| {
+        // The first heap from which the computed values repeat with this period.
+        let mut preperiod = len - period;
+        while preperiod > 0 && values[(preperiod - 1) as usize] == values[(preperiod - 1 + period) as usize] {
+            preperiod -= 1;
+        }
+        let checked_to = match splits {
+            true => 2 * preperiod + period + most_taken + 1,
+            false => preperiod + most_taken + 1,
+        };
+        (checked_to + period <= len).then_some(Period { preperiod, period, saltus: 0, checked_to })
+    })
+}
+
+/// The heap after `n` at which to look for a period: every 64 heaps up to 1024, then four times
 /// per doubling.
 fn next_check(n: usize) -> usize {
-    let step = if n < 1024 { 64 } else { 1 << (n.ilog2() - 3) };
+    let step = if n < 1024 { 64 } else { 1 << (n.ilog2() - 2) };
     (n / step + 1) * step
 }
 
@@ -505,7 +524,7 @@ impl Sequence {
         let period = rules.is_nim().then_some(Period { preperiod: 0, period: 1, saltus: 1, checked_to: 1 });
         let mut mex = Mex::new(&rules);
         mex.record(0, 0);
-        Sequence { mex, rules, values: Values::Narrow(vec![0]), period }
+        Sequence { mex, rules, values: Values::Narrow(vec![0]), period, looked_at: 1 }
     }
 
     /// The values of `rules` computed by the plain mex alone, to check the sparse-space method.
@@ -618,7 +637,15 @@ impl Sequence {
                 let Values::Narrow(cells) = &self.values else { unreachable!("u32 holds every value") };
                 self.values = Values::Wide(cells.iter().map(|&cell| u32::from(cell)).collect());
             }
-            self.find_period();
+            // At the checkpoints, and at the end once the values grew by a sixteenth since the last
+            // look (a look costs O(computed)).
+            let computed = self.values.len();
+            if computed == stop
+                && (computed == next_check(self.looked_at) || computed >= self.looked_at + self.looked_at / 16)
+            {
+                self.looked_at = computed;
+                self.find_period();
+            }
         }
         Ok(())
     }
@@ -630,23 +657,11 @@ impl Sequence {
             return;
         }
         let Some(most_taken) = self.rules.most_taken() else { return };
-        let len = self.values.len() as u64;
-        let at = |n: u64| self.values.get(n as usize).expect("computed");
-        for period in 1..=len / 2 {
-            // The first heap from which the computed values repeat with this period.
-            let mut preperiod = len - period;
-            while preperiod > 0 && at(preperiod - 1) == at(preperiod - 1 + period) {
-                preperiod -= 1;
-            }
-            let checked_to = match self.rules.splits() {
-                true => 2 * preperiod + period + most_taken + 1,
-                false => preperiod + most_taken + 1,
-            };
-            if checked_to + period <= len {
-                self.period = Some(Period { preperiod, period, saltus: 0, checked_to });
-                return;
-            }
-        }
+        let splits = self.rules.splits();
+        self.period = match &self.values {
+            Values::Narrow(cells) => proven_period(cells, most_taken, splits),
+            Values::Wide(cells) => proven_period(cells, most_taken, splits),
+        };
     }
 
     /// The sequence as bytes, for a memo: [`Sequence::decode`] reads them back.
@@ -689,6 +704,31 @@ impl Sequence {
         if rules.is_nim() != period.is_some_and(|p| p.saltus != 0) {
             return None;
         }
+        Some(Sequence::of_values(rules, values, period))
+    }
+
+    /// The sequence of `rules` whose values are `values` (G(0), G(1), …, as a job's table holds
+    /// them), with the period they prove; `None` if they are not values of a sequence (empty, G(0)
+    /// not 0, or past 32 bits).
+    pub fn from_values(rules: Rules, values: &[u64]) -> Option<Self> {
+        if values.first() != Some(&0) {
+            return None;
+        }
+        let values = match values.iter().all(|&value| value <= u64::from(u16::MAX)) {
+            true => Values::Narrow(values.iter().map(|&value| value as u16).collect()),
+            false => Values::Wide(values.iter().map(|&value| u32::try_from(value).ok()).collect::<Option<_>>()?),
+        };
+        let nim = rules.is_nim();
+        let mut sequence = Sequence::of_values(rules, values, None);
+        match nim {
+            true => sequence.period = Sequence::new(sequence.rules.clone()).period,
+            false => sequence.find_period(),
+        }
+        Some(sequence)
+    }
+
+    /// The sequence of `rules` with these values and period: the state of the mex rebuilt from them.
+    fn of_values(rules: Rules, values: Values, period: Option<Period>) -> Self {
         let mut mex = Mex::new(&rules);
         for (n, value) in values.iter().enumerate() {
             mex.record(n, value);
@@ -697,6 +737,7 @@ impl Sequence {
             Values::Narrow(cells) => mex.choose(cells),
             Values::Wide(cells) => mex.choose(cells),
         }
-        Some(Sequence { rules, values, period, mex })
+        let looked_at = values.len();
+        Sequence { rules, values, period, mex, looked_at }
     }
 }

@@ -13,6 +13,8 @@ pub(super) struct Live {
     pub(super) items_done: AtomicU64,
     pub(super) items_total: AtomicU64,
     pub(super) items_done_before_run: AtomicU64,
+    /// What the job's family found so far, as the family says it (a chain's, say).
+    pub(super) family: Mutex<Option<proto::explore_progress::Family>>,
     pub(super) started: Instant,
     pub(super) elapsed_before: Duration,
     pub(super) cpu_before: Duration,
@@ -33,6 +35,7 @@ impl Live {
             items_done: AtomicU64::new(progress.items_done),
             items_total: AtomicU64::new(progress.items_total),
             items_done_before_run: AtomicU64::new(progress.items_done),
+            family: Mutex::new(progress.family),
             started: Instant::now(),
             elapsed_before: duration(progress.elapsed),
             cpu_before: duration(progress.cpu_time),
@@ -50,6 +53,7 @@ impl Live {
         let (done, total) = (self.items_done.load(Ordering::Relaxed), self.items_total.load(Ordering::Relaxed));
         progress.items_done = done;
         progress.items_total = total;
+        progress.family.clone_from(&lock(&self.family));
         progress.elapsed = (self.elapsed_before + run_time).try_into().ok();
         let cpu = self.cpu_clock.map_or(Duration::ZERO, |clock| cpu_time(clock).saturating_sub(self.cpu_at_start));
         progress.cpu_time = (self.cpu_before + cpu).try_into().ok();

@@ -14,7 +14,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::family::{self, Family, Job};
+use super::family::{self, Chain, ChainState, Family, Job};
 use super::local::{JobStore, JobStoreOptions};
 use super::shared::RedisJobs;
 use super::{status, JobRecord, JobRecords, Put, StoreCondition, StoreError, StoreResult};
@@ -169,6 +169,8 @@ pub struct JobCounts {
 
 /// How often running jobs are checkpointed (progress saved, memo flushed).
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+/// How often a chain job's live progress is brought up to date.
+const SHOW_EVERY: Duration = Duration::from_millis(250);
 /// How often finished operations past their retention are deleted (more often when the retention
 /// itself is shorter).
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
@@ -339,6 +341,8 @@ impl Runner {
             )));
         }
         let page_size = crate::page::page_size(page_size, DEFAULT_ROWS_PAGE, MAX_ROWS_PAGE);
+        // Never past the table's end (a chain's state may have shortened it after rows were saved).
+        let page_size = page_size.min(usize::try_from(total - start).unwrap_or(usize::MAX));
         let rows = self.shared.store.rows(name, start, page_size)?;
         let end = start + rows.len() as u64;
         let next = if end < total { rows_token(name, end) } else { String::new() };

@@ -242,6 +242,15 @@ impl RunnerState {
                 };
                 return Ok(proto::ExploreResult { answer: None, rows, total_rows, next_page_token });
             }
+            Job::Chain(chain) => {
+                let (answer, rows, total_rows) = self.run_chain(name, &chain, &context.budget, live)?;
+                let next_page_token = if total_rows > rows.len() as u64 {
+                    super::rows_token(name, rows.len() as u64)
+                } else {
+                    String::new()
+                };
+                return Ok(proto::ExploreResult { answer: Some(answer), rows, total_rows, next_page_token });
+            }
         };
         add_stats(context.stats);
         live.items_done.store(1, Ordering::Relaxed);
@@ -283,6 +292,70 @@ impl RunnerState {
             add_stats(context.stats);
         }
         Ok((self.store.rows(name, 0, INLINE_ROWS)?, items.len() as u64))
+    }
+
+    /// Computes a chain from the state its job saved (or its start), step by step, saving the state
+    /// and the rows it completes at least every [`CHECKPOINT_EVERY`] (less often once a save takes
+    /// longer than a tenth of that: saving costs at most a tenth of the time), and when the budget
+    /// ends (a cancel, the shutdown, `max_duration`): a `kill -9` loses what was computed since the
+    /// last save. Ends when the state is done, early or not (then the items total is the items
+    /// done). Returns the answer, the first [`INLINE_ROWS`] rows and the table's length.
+    pub(super) fn run_chain(
+        &self,
+        name: &str,
+        chain: &Chain,
+        budget: &Budget,
+        live: &Live,
+    ) -> Result<(Answer, Vec<proto::ExploreRow>, u64), Stopped> {
+        let recorded = self.store.finished_items(name)?;
+        // Rows saved before: the leading run of them (rows are saved in order); the state goes on
+        // from their values.
+        let saved = (0..).take_while(|index| recorded.contains(index)).count();
+        let mut state = chain.start(&self.store.rows(name, 0, saved)?);
+        let mut saved_rows = state.complete_rows();
+        let show = |state: &ChainState| {
+            live.items_total.store(state.items_total(), Ordering::Relaxed);
+            live.items_done.store(state.items_done(), Ordering::Relaxed);
+            *lock(&live.family) = Some(state.progress());
+        };
+        show(&state);
+        live.items_done_before_run.store(state.items_done(), Ordering::Relaxed);
+        let mut last_save = (Instant::now(), Duration::ZERO);
+        let mut last_show = Instant::now();
+        while !state.is_done() {
+            let stepped = state.step(budget);
+            // The progress (its candidate period looks over every value) four times a second.
+            if last_show.elapsed() >= SHOW_EVERY || stepped.is_err() || state.is_done() {
+                show(&state);
+                last_show = Instant::now();
+            }
+            let (at, took) = last_save;
+            if stepped.is_err() || state.is_done() || at.elapsed() >= CHECKPOINT_EVERY.max(took * 10) {
+                let started = Instant::now();
+                saved_rows = self.save_chain_rows(name, &state, saved_rows)?;
+                last_save = (Instant::now(), started.elapsed());
+            }
+            stepped?;
+        }
+        let total = state.rows();
+        // The last row: a proven period may have shortened the table since it was saved whole.
+        if total > 0 && !self.store.put_item(name, total - 1, &state.row(total - 1))? {
+            return Err(Stopped::Superseded);
+        }
+        live.items_total.store(state.items_done(), Ordering::Relaxed);
+        Ok((state.answer(), self.store.rows(name, 0, INLINE_ROWS.min(total as usize))?, total))
+    }
+
+    /// Saves the rows of `state` from row `from` on (they are the chain's checkpoint: a resumed run
+    /// goes on from their values): the complete ones and the last (which later
+    /// saves write again while it fills). Returns how many rows are complete and saved.
+    fn save_chain_rows(&self, name: &str, state: &ChainState, from: u64) -> Result<u64, Stopped> {
+        let first = from.min(state.complete_rows());
+        let rows: Vec<proto::ExploreRow> = (first..state.rows()).map(|index| state.row(index)).collect();
+        if !self.store.put_items(name, first, &rows)? {
+            return Err(Stopped::Superseded);
+        }
+        Ok(state.complete_rows())
     }
 
     /// The checkpointer thread: once a second saves running jobs' progress, renews their leases
