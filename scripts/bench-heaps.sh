@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Heap-game benchmark against two peer solvers of octal games (issue 21): the CPU time (user+sys, one
 # thread) and peak RSS to compute an octal game's Grundy values for heaps 0..n-1, for
-#   - nimber: the command template $NIMBER_CMD (placeholders {code}, {n} = number of heaps, and
-#     {last} = n-1), by default
-#       target/release/nimber explore heap-sequence --rules {code} --up-to {n} --threads 1
-#     (a failing nimber command is reported and the peers are still measured);
+#   - nimber: the command template $NIMBER_CMD (placeholders {code}, {n} = number of heaps,
+#     {last} = n-1, and {dir}, a new empty directory for each run), by default the resumable job
+#     in-process, with its own job store (so no run finds another's finished job):
+#       target/release/nimber explore --jobs-dir {dir}/jobs heap-sequence --rules {code} --up-to {last}
+#     It ends early once a period is proven (0.16: at heap 393 216), as the peers do not: its
+#     frequencies then cover fewer heaps than theirs (a failing nimber command is reported and the
+#     peers are still measured);
 #   - ogsolve 0.0.7 (Piotr Beling, crates.io), method RC2 (-m rc2, single-threaded), installed on first
 #     use into .bench/peers with `cargo install --locked`; it is run as `ogsolve -m rc2 -s -n n-1 CODE`
 #     (-n is the last heap, inclusive);
@@ -30,7 +33,7 @@ cd "$(dirname "$0")/.."
 
 CASES=${CASES:-"0.16:1048576 0.106:4194304 0.376:2097152"}
 ROUNDS=${ROUNDS:-3}
-NIMBER_CMD=${NIMBER_CMD:-"target/release/nimber explore heap-sequence --rules {code} --up-to {n} --threads 1"}
+NIMBER_CMD=${NIMBER_CMD:-"target/release/nimber explore --jobs-dir {dir}/jobs heap-sequence --rules {code} --up-to {last}"}
 OCTAL_BIN=${OCTAL_BIN:-}
 OGSOLVE_VERSION=0.0.7
 OGSOLVE_METHOD=${OGSOLVE_METHOD:-rc2}
@@ -82,7 +85,8 @@ command_of() {
     local code=$1 n=$2 template words
     case "$3" in
         nimber)
-            template=${NIMBER_CMD//\{code\}/$code}
+            template=${NIMBER_CMD//\{dir\}/$4}
+            template=${template//\{code\}/$code}
             template=${template//\{n\}/$n}
             template=${template//\{last\}/$((n - 1))}
             read -ra words <<<"$template"
@@ -96,10 +100,12 @@ command_of() {
 # marks the program failed or timed out for the case.
 run() {
     local case=$1 program=$2 round=$3 code=${1%%:*} n=${1##*:} rc=0
-    local base="$out/$case.$program" cmd
-    mapfile -t cmd < <(command_of "$code" "$n" "$program")
+    local base="$out/$case.$program" cmd dir
+    dir=$(mktemp -d)
+    mapfile -t cmd < <(command_of "$code" "$n" "$program" "$dir")
     /usr/bin/time -f '%U %S %e %M' -o "$base.time" timeout "$TIMEOUT" "${pin[@]}" "${cmd[@]}" \
         >"$base.$round.out" 2>"$base.$round.err" || rc=$?
+    rm -rf "$dir"
     if [[ $rc -eq 124 ]]; then
         echo "timeout>${TIMEOUT}s" >"$base.status"
         printf '   %-16s %-8s round %s: stopped after the %ss timeout\n' "$case" "$program" "$round" "$TIMEOUT"

@@ -21,6 +21,9 @@ pub enum Workload {
     ColdBoards,
     /// 80% closed-form, 15% cached boards, 5% cold boards.
     Mixed,
+    /// One heap position under a proven period, the same every time: Kayles (`0.77`) with heaps
+    /// 10^18, 3 and 7.
+    Kayles,
 }
 
 impl Workload {
@@ -31,6 +34,7 @@ impl Workload {
             Workload::CachedBoards => "cached-boards",
             Workload::ColdBoards => "cold-boards",
             Workload::Mixed => "mixed",
+            Workload::Kayles => "kayles",
         }
     }
 }
@@ -87,9 +91,19 @@ impl Positions {
         match kind {
             Workload::ClosedForm => self.closed_form[(sequence % self.closed_form.len() as u64) as usize].clone(),
             Workload::CachedBoards => self.cached[(random.next_u64() % self.cached.len() as u64) as usize].clone(),
+            Workload::Kayles => kayles(),
             _ => cold_board(&mut random),
         }
     }
+}
+
+/// Kayles with heaps 10^18, 3 and 7 (a loss for the player to move).
+fn kayles() -> proto::Position {
+    let heaps = proto::Heaps {
+        rules: Some(proto::heaps::Rules::Code("0.77".into())),
+        heaps: vec![1_000_000_000_000_000_000, 3, 7],
+    };
+    proto::Position { game: Some(proto::position::Game::Heaps(heaps)) }
 }
 
 /// A 6×6 board with each cell blocked with probability 1/4, drawn from the request's own generator:

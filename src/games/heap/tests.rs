@@ -147,6 +147,19 @@ fn the_sparse_space_method_agrees_with_the_plain_mex() {
     }
 }
 
+/// 0.3F is arithmetic periodic, G(n + 6) = G(n) + 3 from heap 0 (Howse and Nowakowski, "Periodicity
+/// and arithmetic-periodicity in hexadecimal games", Theoretical Computer Science 313, 2004): the
+/// candidate period shows it; Kayles' candidate is its proven period.
+#[test]
+fn candidate_periods_show_arithmetic_periodicity() {
+    let hexadecimal = sequence("0.3F", 600);
+    let candidate = hexadecimal.candidate_period().expect("a candidate");
+    assert_eq!((candidate.preperiod, candidate.period, candidate.saltus), (0, 6, 3));
+    assert_eq!(hexadecimal.period(), None, "three-heap splits prove nothing");
+    let kayles = sequence("0.77", 1 << 12);
+    assert_eq!(kayles.candidate_period(), kayles.period());
+}
+
 /// Values survive encoding, and a damaged encoding is refused.
 #[test]
 fn sequences_round_trip_through_their_bytes() {
