@@ -160,6 +160,20 @@ fn candidate_periods_show_arithmetic_periodicity() {
     assert_eq!(kayles.candidate_period(), kayles.period());
 }
 
+/// Values past 16 bits: the subtraction game of every number but 1 has G(n) = ⌊n/2⌋ (the options of
+/// n are every heap up to n − 2, of values 0 … ⌊n/2⌋ − 1 by induction), so its values pass 65 535 at
+/// heap 131 070 and are then kept in 4 bytes; they survive encoding.
+#[test]
+fn values_past_sixteen_bits_are_widened() {
+    let rules = Rules::subtraction(&[1], true).unwrap();
+    let mut sequence = Sequence::new(rules.clone());
+    sequence.extend_to(140_000, &Budget::unlimited()).unwrap();
+    assert!((0..140_000).all(|n| sequence.value(n) == Some(n / 2)));
+    assert_eq!(sequence.bytes(), 140_000 * 4);
+    let decoded = Sequence::decode(rules, &sequence.encode()).expect("decodes");
+    assert_eq!(decoded.value(139_999), Some(69_999));
+}
+
 /// Values survive encoding, and a damaged encoding is refused.
 #[test]
 fn sequences_round_trip_through_their_bytes() {
