@@ -8,10 +8,10 @@
 #     It ends early once a period is proven (0.16: at heap 393 216), as the peers do not: its
 #     frequencies then cover fewer heaps than theirs (a failing nimber command is reported and the
 #     peers are still measured);
-#   - ogsolve 0.0.7 (Piotr Beling, crates.io), method RC2 (-m rc2, single-threaded), installed on first
+#   - ogsolve 0.0.7 (Piotr Beling, a published crate), method RC2 (-m rc2, single-threaded), installed on first
 #     use into .bench/peers with `cargo install --locked`; it is run as `ogsolve -m rc2 -s -n n-1 CODE`
 #     (-n is the last heap, inclusive);
-#   - Rogalski's `octal` (github.com/rogalski-wmii-uni-lodz-pl/octal), only as an external program
+#   - Rogalski's `octal` (the repository rogalski-wmii-uni-lodz-pl/octal), only as an external program
 #     given by $OCTAL_BIN (skipped when unset; this script never fetches or builds it); it is run as
 #     `$OCTAL_BIN CODE n` (heaps 0..n-1, one thread).
 # Every run is pinned to one core (taskset -c $CPU) and measured with /usr/bin/time; the programs take
