@@ -691,6 +691,10 @@ async fn a_heap_sequence_ends_early_once_its_period_is_proven() {
     let (printed, _) = nimber(&[&args[..], &["--jobs-dir", jobs.path().to_str().unwrap()]].concat());
     assert!(printed.contains("period: 12 (preperiod 71, saltus 0"), "{printed}");
     assert!(printed.contains("largest value: 8"), "{printed}");
+    // A subtraction set: {2, 3, 7} has period 5 (Winning Ways, ch. 4, table 2).
+    let args = ["explore", "heap-sequence", "--subtraction", "2,3,7", "--up-to", "1000"];
+    let (printed, _) = nimber(&[&args[..], &["--jobs-dir", jobs.path().to_str().unwrap()]].concat());
+    assert!(printed.contains("period: 5 (preperiod"), "{printed}");
 }
 
 /// Grundy's game (4!.0) proves no period: the job computes every heap up to 5000, heap 0 counted in

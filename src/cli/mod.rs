@@ -61,9 +61,16 @@ pub enum ExploreJob {
     /// period (or that none was proven), the largest value, how many heaps have each value and the
     /// rare/common mask (the values page through ListExploreRows).
     HeapSequence {
-        /// The rules: a take-and-break code such as 0.16, 0.77 or 4!.0 (Grundy's game).
-        #[arg(long)]
-        rules: String,
+        /// The rules: a take-and-break code such as 0.16, 0.77 or 4!.0 (Grundy's game), or `nim`.
+        #[arg(long, required_unless_present = "subtraction", conflicts_with = "subtraction")]
+        rules: Option<String>,
+        /// A subtraction game instead: the numbers of tokens a move may take, comma-separated
+        /// (`--subtraction 2,3,7`).
+        #[arg(long, value_delimiter = ',')]
+        subtraction: Vec<u64>,
+        /// With `--subtraction`: a move may take any number of tokens but those.
+        #[arg(long, requires = "subtraction")]
+        all_but: bool,
         /// The largest heap (at most 2^32).
         #[arg(long)]
         up_to: u64,
@@ -203,8 +210,14 @@ impl ExploreJob {
             ExploreJob::SubBoards { board, max_blocked } => {
                 Job::SubBoards(proto::SubBoards { board: Some(proto::Tetris { rows: board }), max_blocked })
             }
-            ExploreJob::HeapSequence { rules, up_to } => {
-                Job::HeapSequence(proto::HeapSequence { rules: Some(proto::heap_sequence::Rules::Code(rules)), up_to })
+            ExploreJob::HeapSequence { rules, subtraction, all_but, up_to } => {
+                use proto::heap_sequence::Rules;
+                let rules = match rules {
+                    Some(nim) if nim == "nim" => Rules::Nim(true),
+                    Some(code) => Rules::Code(code),
+                    None => Rules::Subtraction(proto::Subtraction { take: subtraction, all_but }),
+                };
+                Job::HeapSequence(proto::HeapSequence { rules: Some(rules), up_to })
             }
             ExploreJob::Solve { board } => Job::Solve(proto::SolveRequest {
                 position: Some(proto::Position {
