@@ -212,7 +212,7 @@ async fn heaps_past_the_compute_limit_are_failed_precondition_and_counted() {
 async fn heap_answers_say_how_their_values_are_known() {
     let server = TestServer::builder().start();
     let mut client = server.client().await;
-    let proven = Some(proto::heap_values::Known::Proven(proto::ProvenPeriod {
+    let proven = Some(proto::heap_values::Known::Proven(proto::HeapPeriod {
         preperiod: 71,
         period: 12,
         saltus: 0,

@@ -6,8 +6,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::games::heap::rules::Rules;
-use crate::games::heap::sequence::{Period, Sequence};
+use crate::games::heap::{self, rules::Rules, sequence::Sequence};
 use crate::games::sum::SumValue;
 use crate::games::tetris::Board;
 use crate::games::{Budget, Interrupted};
@@ -196,15 +195,13 @@ const HEAPS_PER_STEP: u64 = 4096;
 /// A validated `heap_sequence` request: the rules by the same constructors as a heap position's, so
 /// a bad code is the same INVALID_ARGUMENT, under `heap_sequence.`.
 fn heap_sequence(request: proto::HeapSequence) -> Result<Job, InvalidArgument> {
-    use crate::games::heap::HeapsError;
-    use proto::heap_sequence::Rules as ProtoRules;
-    let rules = match request.rules {
-        None | Some(ProtoRules::Nim(false)) => Err(HeapsError::NoRules),
-        Some(ProtoRules::Code(code)) => Rules::code(&code),
-        Some(ProtoRules::Subtraction(set)) => Rules::subtraction(&set.take, set.all_but),
-        Some(ProtoRules::Nim(true)) => Ok(Rules::nim()),
-    }
-    .map_err(|error| InvalidArgument::setup("heap_sequence", &error))?;
+    use proto::{heap_sequence::Rules as Given, heaps::Rules};
+    let rules = request.rules.map(|rules| match rules {
+        Given::Code(code) => Rules::Code(code),
+        Given::Subtraction(set) => Rules::Subtraction(set),
+        Given::Nim(nim) => Rules::Nim(nim),
+    });
+    let rules = heap::rules_from_proto(rules).map_err(|error| InvalidArgument::setup("heap_sequence", &error))?;
     let up_to = request.up_to;
     if up_to == 0 || up_to > MAX_UP_TO {
         return Err(InvalidArgument::field(
@@ -377,7 +374,7 @@ impl ChainState {
             values_per_second,
             largest_value: self.sequence.largest_value(),
             rare_heaps: self.sequence.rare_heaps(),
-            candidate_period: self.sequence.candidate_period().map(period_to_proto),
+            candidate_period: self.sequence.candidate_period().map(proto::HeapPeriod::from),
         })
     }
 
@@ -385,7 +382,7 @@ impl ChainState {
     pub fn answer(&self) -> Answer {
         let sequence = &self.sequence;
         Answer::HeapSequence(proto::HeapSequenceResult {
-            period: sequence.period().map(period_to_proto),
+            period: sequence.period().map(proto::HeapPeriod::from),
             up_to: self.up_to,
             heaps_computed: sequence.computed(),
             largest_value: sequence.largest_value(),
@@ -408,15 +405,6 @@ fn common_values(sequence: &Sequence) -> Vec<proto::CommonValues> {
             on_odd_heaps: on(&common, 1),
         })
         .collect()
-}
-
-fn period_to_proto(period: Period) -> proto::HeapPeriod {
-    proto::HeapPeriod {
-        preperiod: period.preperiod,
-        period: period.period,
-        saltus: period.saltus,
-        checked_to: period.checked_to,
-    }
 }
 
 /// A board as bit rows: bit `c` of `cells[r]` is set when the cell is free.

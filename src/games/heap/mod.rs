@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use self::rules::{Rules, Split};
-use self::sequence::Sequence;
+use self::sequence::{Period, Sequence};
 use super::registry::{Lookup, ServedGame, Sizes};
 use super::{display_setup_error, FieldPath, Game, GameTag, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 use crate::proto;
@@ -218,9 +218,11 @@ impl Heaps {
         if stored.is_some() {
             context.stats.cache_hits += 1;
         }
-        let known = stored.into_iter().chain([(*cached).clone()]).max_by_key(state).expect("one sequence at least");
+        let mut longer = match stored {
+            Some(stored) if state(&stored) > state(&cached) => stored,
+            _ => (*cached).clone(),
+        };
         let limit = max_heap_compute();
-        let mut longer = known;
         let mut computed = Ok(());
         if longer.value(largest).is_none() && (largest <= limit || self.rules.admits_periodicity_proof()) {
             let target = (largest.min(limit) + 1).max(longer.computed() * 2).min(limit + 1);
@@ -466,6 +468,40 @@ impl Heaps {
     }
 }
 
+/// The rules of a `Heaps` message's `rules` oneof, validated (also a heap sequence job's).
+pub fn rules_from_proto(rules: Option<proto::heaps::Rules>) -> Result<Rules, HeapsError> {
+    given_rules(rules).map(|(_, rules)| rules)
+}
+
+/// The rules of the oneof, validated, and as they were given.
+fn given_rules(rules: Option<proto::heaps::Rules>) -> Result<(Given, Rules), HeapsError> {
+    use proto::heaps::Rules as ProtoRules;
+    Ok(match rules {
+        None | Some(ProtoRules::Nim(false)) => return Err(HeapsError::NoRules),
+        Some(ProtoRules::Code(code)) => {
+            let rules = Rules::code(&code)?;
+            (Given::Code(code), rules)
+        }
+        Some(ProtoRules::Subtraction(set)) => {
+            let rules = Rules::subtraction(&set.take, set.all_but)?;
+            (Given::Subtraction { take: set.take, all_but: set.all_but }, rules)
+        }
+        Some(ProtoRules::Nim(true)) => (Given::Nim, Rules::nim()),
+    })
+}
+
+/// A period as the API gives it (in answers' `heap_values` and heap sequence jobs).
+impl From<Period> for proto::HeapPeriod {
+    fn from(period: Period) -> Self {
+        proto::HeapPeriod {
+            preperiod: period.preperiod,
+            period: period.period,
+            saltus: period.saltus,
+            checked_to: period.checked_to,
+        }
+    }
+}
+
 impl ServedGame for Heaps {
     const NAME: &'static str = "heaps";
     const SEARCHES: bool = false;
@@ -475,19 +511,7 @@ impl ServedGame for Heaps {
     type Learnt = ();
 
     fn from_message(message: proto::Heaps) -> Result<Self, HeapsError> {
-        use proto::heaps::Rules as ProtoRules;
-        let (given, rules) = match message.rules {
-            None | Some(ProtoRules::Nim(false)) => return Err(HeapsError::NoRules),
-            Some(ProtoRules::Code(code)) => {
-                let rules = Rules::code(&code)?;
-                (Given::Code(code), rules)
-            }
-            Some(ProtoRules::Subtraction(set)) => {
-                let rules = Rules::subtraction(&set.take, set.all_but)?;
-                (Given::Subtraction { take: set.take, all_but: set.all_but }, rules)
-            }
-            Some(ProtoRules::Nim(true)) => (Given::Nim, Rules::nim()),
-        };
+        let (given, rules) = given_rules(message.rules)?;
         Heaps::new(given, rules, message.heaps)
     }
 
@@ -527,12 +551,7 @@ impl ServedGame for Heaps {
         use proto::heap_values::Known;
         let Some(sequence) = SEQUENCES.get(&*self.rules) else { return Vec::new() };
         let known = match sequence.period() {
-            Some(period) => Known::Proven(proto::ProvenPeriod {
-                preperiod: period.preperiod,
-                period: period.period,
-                saltus: period.saltus,
-                checked_to: period.checked_to,
-            }),
+            Some(period) => Known::Proven(period.into()),
             None => Known::Computed(proto::ComputedValues { up_to: sequence.computed() }),
         };
         vec![proto::HeapValues { rules: self.given.to_string(), known: Some(known) }]

@@ -58,6 +58,9 @@ pub struct Period {
     pub checked_to: u64,
 }
 
+/// Nim's period: G(n) = n (see the module).
+const NIM_PERIOD: Period = Period { preperiod: 0, period: 1, saltus: 1, checked_to: 1 };
+
 /// The values of one rule set's heaps: computed for heaps `0..computed`, and every heap once a
 /// period is proven. Values take 2 bytes a heap while they fit (4 after).
 #[derive(Clone, Debug)]
@@ -521,7 +524,7 @@ fn next_check(n: usize) -> usize {
 impl Sequence {
     /// The values of `rules`, none computed yet (Nim is known at once).
     pub fn new(rules: Rules) -> Self {
-        let period = rules.is_nim().then_some(Period { preperiod: 0, period: 1, saltus: 1, checked_to: 1 });
+        let period = rules.is_nim().then_some(NIM_PERIOD);
         let mut mex = Mex::new(&rules);
         mex.record(0, 0);
         Sequence { mex, rules, values: Values::Narrow(vec![0]), period, looked_at: 1 }
@@ -718,12 +721,9 @@ impl Sequence {
             true => Values::Narrow(values.iter().map(|&value| value as u16).collect()),
             false => Values::Wide(values.iter().map(|&value| u32::try_from(value).ok()).collect::<Option<_>>()?),
         };
-        let nim = rules.is_nim();
-        let mut sequence = Sequence::of_values(rules, values, None);
-        match nim {
-            true => sequence.period = Sequence::new(sequence.rules.clone()).period,
-            false => sequence.find_period(),
-        }
+        let period = rules.is_nim().then_some(NIM_PERIOD);
+        let mut sequence = Sequence::of_values(rules, values, period);
+        sequence.find_period();
         Some(sequence)
     }
 
