@@ -6,6 +6,10 @@
 //! whole-board bitmasks. `NIMBER_BENCH_LARGE=1` also solves 10×10 and ever larger full boards, 10 minutes each at most.
 //! Pool figures are medians of 7 rounds, each from scratch. Nothing is computed ahead: the values of small sets are built into the binary (`build.rs`).
 
+#[path = "common/cpu.rs"]
+mod cpu;
+
+use cpu::cpu_time;
 use std::time::{Duration, Instant};
 
 use nimber::games::tetris::Board;
@@ -13,15 +17,6 @@ use nimber::games::{Budget, Game, Interrupted, Nimber, NoMemo, SearchContext};
 use nimber::judge::{judge, Problem};
 use nimber::random::SplitMix;
 use nimber::testing::BoardBruteForce as Plain;
-
-/// CPU time this thread has used.
-fn cpu_time() -> Duration {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `now` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID always exists on Linux.
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
-    assert_eq!(status, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
-}
 
 fn full(height: usize, width: usize) -> Vec<String> {
     vec!["0".repeat(width); height]

@@ -12,6 +12,7 @@ use crate::games::{GameTag, Memo, ServedGame, Sizes};
 use crate::jobs::{new_name, status, JobRecord, JobRecords, Put, StoreError};
 use crate::proto::{self, position::Game as P};
 use crate::random::SplitMix;
+use prost::Message;
 
 /// The largest sides the tests draw for positions that are not huge: brute forces stay fast.
 pub const SMALL_SIDES: u64 = 9;
@@ -56,6 +57,26 @@ pub fn fill_store(store: &Store, random: &mut SplitMix, count: u64) {
         store.put(GameTag::Tetris, &key, random.below(64), random.below(1 << 20));
     }
     store.sync().expect("the values are written");
+}
+
+/// Checks that a job store's rows come in order, at most `limit` of them and within `max_bytes`
+/// (the first row always, however large): ListExploreRows' pages and the rows inlined in a result
+/// stay bounded whatever a family's rows weigh.
+pub fn check_rows_are_bounded(store: &dyn JobRecords) {
+    let mut record = JobRecord { name: new_name(), ..Default::default() };
+    record.progress_mut().set_state(proto::ExploreState::Running);
+    store.create(&record).expect("created");
+    let row = |heap: u64| proto::ExploreRow { heap, values: vec![7; 100], ..Default::default() };
+    let rows: Vec<proto::ExploreRow> = (0..10).map(|index| row(index * 100)).collect();
+    assert!(store.put_items(&record.name, 0, &rows).expect("saved"));
+    let size = rows[2].encoded_len(); // rows 2 to 9 have the same size (their heaps take two bytes)
+    let heaps = |rows: Vec<proto::ExploreRow>| rows.iter().map(|row| row.heap).collect::<Vec<_>>();
+    assert_eq!(heaps(store.rows(&record.name, 2, 5, usize::MAX).expect("read")), [200, 300, 400, 500, 600]);
+    assert_eq!(heaps(store.rows(&record.name, 2, 5, 3 * size).expect("read")), [200, 300, 400], "three rows' bytes");
+    assert_eq!(heaps(store.rows(&record.name, 2, 5, 3 * size - 1).expect("read")), [200, 300]);
+    assert_eq!(heaps(store.rows(&record.name, 9, 5, 1).expect("read")), [900], "the first row however large");
+    assert_eq!(heaps(store.rows(&record.name, 0, 100, usize::MAX).expect("read")).len(), 10, "no more than saved");
+    store.delete(&record).expect("deleted");
 }
 
 /// Checks the first-end-wins rule of a job store ([`JobRecords::put`]): a job that runs is

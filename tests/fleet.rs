@@ -764,6 +764,15 @@ fn a_cancelled_job_record_in_redis_is_never_overwritten_by_a_later_end() {
     nimber::testing::check_first_end_wins(&nimber::jobs::shared::RedisJobs::new(config));
 }
 
+/// Rows read from Redis (64 to a round trip) come in order, within their count and bytes.
+#[test]
+fn rows_are_read_in_order_within_their_count_and_bytes_from_redis() {
+    let redis = Redis::start();
+    let mut config = nimber::cache::SharedCacheConfig::parse(&redis.url()).unwrap();
+    config.timeout = Duration::from_secs(5);
+    nimber::testing::check_rows_are_bounded(&nimber::jobs::shared::RedisJobs::new(config));
+}
+
 /// The Redis key of the job store's `suffix` (`names`, `record/NAME`, …; see src/jobs/shared.rs).
 fn jobs_key(suffix: &str) -> Vec<u8> {
     [nimber::cache::shared::KEY_PREFIX, b"\0jobs/", suffix.as_bytes()].concat()

@@ -16,6 +16,7 @@ use nimber::games::heap::rules::Rules;
 use nimber::games::heap::sequence::Sequence;
 use nimber::games::Budget;
 use nimber::google::longrunning::{self as lro, operation::Result as OperationResult, Operation};
+use nimber::jobs::family::VALUES_PER_ROW;
 use nimber::proto::{self, explore_request::Job, ExploreState};
 use tonic::Code;
 
@@ -697,27 +698,27 @@ async fn a_heap_sequence_ends_early_once_its_period_is_proven() {
     assert!(printed.contains("period: 5 (preperiod"), "{printed}");
 }
 
-/// Grundy's game (4!.0) proves no period: the job computes every heap up to 5000, heap 0 counted in
+/// Grundy's game (4!.0) proves no period: the job computes every heap up to 20 000, heap 0 counted in
 /// the frequencies, and its values paged through ListExploreRows are those computed here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_heap_sequence_without_a_period_pages_every_value_through_list_explore_rows() {
     let server = TestServer::builder().start();
     let mut solver = server.client().await;
-    let name = solver.explore(heap_sequence("4!.0", 5000)).await.unwrap().into_inner().name;
+    let name = solver.explore(heap_sequence("4!.0", 20_000)).await.unwrap().into_inner().name;
     let done = wait_done(&mut operations(&server).await, &name).await;
     let sequence = sequence_result(&done);
-    assert_eq!(sequence.period, None, "none up to 5000");
-    assert_eq!((sequence.up_to, sequence.heaps_computed), (5000, 5001));
-    assert_eq!(sequence.frequencies.iter().sum::<u64>(), 5001, "heap 0 is counted");
+    assert_eq!(sequence.period, None, "none up to 20 000");
+    assert_eq!((sequence.up_to, sequence.heaps_computed), (20_000, 20_001));
+    assert_eq!(sequence.frequencies.iter().sum::<u64>(), 20_001, "heap 0 is counted");
     let inline = result(&done);
-    assert_eq!(inline.total_rows, 5001_u64.div_ceil(64));
-    let (direct, expected) = direct_values("4!.0", 5000);
+    assert_eq!(inline.total_rows, 20_001_u64.div_ceil(VALUES_PER_ROW));
+    let (direct, expected) = direct_values("4!.0", 20_000);
     assert_eq!(sequence.frequencies, direct.frequencies());
     assert_eq!(sequence.largest_value, direct.largest_value());
-    assert_eq!(sequence_values(&mut solver, &name, 7).await, expected, "seven rows a page");
+    assert_eq!(sequence_values(&mut solver, &name, 2).await, expected, "two rows a page");
     assert_eq!(sequence_values(&mut solver, &name, 0).await, expected, "the default page");
     let progress = sequence_progress(&done);
-    assert_eq!(progress.heaps_computed, 5001);
+    assert_eq!(progress.heaps_computed, 20_001);
     assert!(progress.values_per_second > 0.0, "{progress:?}");
 }
 

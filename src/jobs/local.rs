@@ -592,11 +592,15 @@ impl JobRecords for JobStore {
         Ok(unfinished)
     }
 
-    fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>> {
+    fn rows(&self, name: &str, start: u64, limit: usize, max_bytes: usize) -> StoreResult<Vec<proto::ExploreRow>> {
         self.with(|opened| {
-            let mut rows = Vec::new();
+            let (mut rows, mut taken) = (Vec::new(), 0);
             for entry in opened.db.open_tree(items_tree_name(name))?.range(start.to_be_bytes()..).take(limit) {
                 let (_, bytes) = entry?;
+                taken += bytes.len();
+                if taken > max_bytes && !rows.is_empty() {
+                    break;
+                }
                 rows.extend(decode_row(name, &bytes));
             }
             Ok(rows)
@@ -624,6 +628,11 @@ mod tests {
     #[test]
     fn a_job_that_ended_is_never_overwritten_by_a_later_end_in_the_local_store() {
         crate::testing::check_first_end_wins(&JobStore::temporary());
+    }
+
+    #[test]
+    fn rows_are_read_in_order_within_their_count_and_bytes_from_the_local_store() {
+        crate::testing::check_rows_are_bounded(&JobStore::temporary());
     }
 
     /// The bytes held are counted as records and rows come and go, and agree with a count from

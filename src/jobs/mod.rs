@@ -235,9 +235,10 @@ pub trait JobRecords: Send + Sync {
         Ok(true)
     }
 
-    /// At most `limit` recorded rows of job `name`, from row `start` on, in order. A row that does
-    /// not decode is skipped (and logged).
-    fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>>;
+    /// At most `limit` recorded rows of job `name`, from row `start` on, in order, and no more of
+    /// them than fit in `max_bytes` encoded (the first row always). A row that does not decode is
+    /// skipped (and logged).
+    fn rows(&self, name: &str, start: u64, limit: usize, max_bytes: usize) -> StoreResult<Vec<proto::ExploreRow>>;
 
     /// Writes everything to durable storage.
     fn flush(&self) -> StoreResult<()>;

@@ -41,6 +41,8 @@ pub const SHORTEST_JOB_LEASE: Duration = Duration::from_secs(3);
 
 /// How many records one round trip reads when listing.
 const LIST_BATCH: usize = 100;
+/// How many rows one HMGET of a table reads.
+const ROWS_AT_ONCE: u64 = 64;
 
 /// Renews a lease if this replica still holds it (the token matches).
 const RENEW_SCRIPT: &str =
@@ -326,15 +328,27 @@ impl JobRecords for RedisJobs {
         Ok(saved == 1)
     }
 
-    /// The rows of a succeeded job are the items `0..total_rows`, all present.
-    fn rows(&self, name: &str, start: u64, limit: usize) -> StoreResult<Vec<proto::ExploreRow>> {
-        if limit == 0 {
-            return Ok(Vec::new());
+    /// The rows of a succeeded job are the items `0..total_rows`, all present: read
+    /// [`ROWS_AT_ONCE`] at a time until `limit` or `max_bytes` is reached, or a row is missing.
+    fn rows(&self, name: &str, start: u64, limit: usize, max_bytes: usize) -> StoreResult<Vec<proto::ExploreRow>> {
+        let (mut rows, mut taken) = (Vec::new(), 0);
+        let end = start.saturating_add(limit as u64);
+        let mut next = start;
+        while next < end {
+            let fields: Vec<u64> = (next..end.min(next.saturating_add(ROWS_AT_ONCE))).collect();
+            next += fields.len() as u64;
+            let found: Vec<Option<Vec<u8>>> =
+                self.call(|con| redis::cmd("HMGET").arg(key("items", name)).arg(&fields).query(con))?;
+            for bytes in found {
+                let Some(bytes) = bytes else { return Ok(rows) };
+                taken += bytes.len();
+                if taken > max_bytes && !rows.is_empty() {
+                    return Ok(rows);
+                }
+                rows.extend(decode_row(name, &bytes));
+            }
         }
-        let fields: Vec<u64> = (start..start.saturating_add(limit as u64)).collect();
-        let found: Vec<Option<Vec<u8>>> =
-            self.call(|con| redis::cmd("HMGET").arg(key("items", name)).arg(&fields).query(con))?;
-        Ok(found.into_iter().flatten().filter_map(|bytes| decode_row(name, &bytes)).collect())
+        Ok(rows)
     }
 
     /// Every write is in Redis when its call returns.

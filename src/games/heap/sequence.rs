@@ -20,6 +20,18 @@
 //! has no `t`: the same holds, except for Nim, whose G(n) = n (the options of n are every smaller
 //! heap, so their values are 0 … n − 1 by induction).
 //!
+//! # Arithmetic periodicity: detected, not proven
+//! Some hexadecimal games grow instead of repeating: G(n + p) = G(n) + s from some n0, such as 0.3F
+//! (p = 6, s = 3 from heap 0). [`Sequence::candidate_period`] reports such a candidate, saltus and
+//! all, but nimber proves none: the shift argument above fails, since XOR does not commute with
+//! adding the saltus ((1 + 3) ⊕ 1 = 5, but (1 ⊕ 1) + 3 = 3), so a split of n + p need not have the
+//! value of a split of n plus s. Howse and Nowakowski ("Periodicity and arithmetic-periodicity in
+//! hexadecimal games", Theoretical Computer Science 313, 2004) published a finite test for this
+//! case; its statement could not be read here (only the paper's first page is reachable), and
+//! nimber does not use a test it cannot cite exactly. CGSuite's take-and-break games likewise accept
+//! only saltus 0. So an arithmetic-periodic game is answered on the heaps computed (up to
+//! `--max-heap-compute`, or a heapSequence job's `up_to`), never beyond.
+//!
 //! # The sparse-space method (Winning Ways, ch. 4; Gangolli and Plambeck, 1989; Beling's RC2)
 //! Most of a heap's options split it in two, and listing them all costs O(n) a heap. In many games
 //! the values fall into *common* ones, which most heaps have, and *rare* ones, such that no split
@@ -204,6 +216,18 @@ fn key(value: u32, n: usize) -> u32 {
     value << 1 | (n & 1) as u32
 }
 
+/// Counts one more of `slot` in `counts`.
+#[inline(always)]
+fn count(counts: &mut Vec<u64>, slot: usize) {
+    match counts.get_mut(slot) {
+        Some(count) => *count += 1,
+        None => {
+            counts.resize(slot + 1, 0);
+            counts[slot] = 1;
+        }
+    }
+}
+
 fn mark(bits: &mut [u64], value: u32) {
     bits[(value >> 6) as usize] |= 1 << (value & 63);
 }
@@ -216,6 +240,52 @@ fn contains(bits: &[u64], value: u32) -> bool {
 fn first_clear(bits: &[u64]) -> u32 {
     let (word, bits) = bits.iter().enumerate().find(|(_, word)| **word != u64::MAX).expect("a clear bit");
     word as u32 * 64 + bits.trailing_ones()
+}
+
+/// The values of a heap's options as they are found: a bitset in memory, or one word in a
+/// register when every value is below 64.
+trait Marks {
+    /// Marks `value` as an option's value.
+    fn mark(&mut self, value: u32);
+    /// Marks every value whose bit is set in `bits`.
+    fn mark_all(&mut self, bits: &[u64]);
+    /// The least value not marked: the mex.
+    fn first_clear(&self) -> u32;
+}
+
+impl Marks for u64 {
+    #[inline(always)]
+    fn mark(&mut self, value: u32) {
+        debug_assert!(value < 64);
+        *self |= 1 << (value & 63);
+    }
+
+    fn mark_all(&mut self, bits: &[u64]) {
+        *self |= bits[0];
+    }
+
+    #[inline(always)]
+    fn first_clear(&self) -> u32 {
+        self.trailing_ones()
+    }
+}
+
+impl Marks for &mut [u64] {
+    #[inline(always)]
+    fn mark(&mut self, value: u32) {
+        mark(self, value);
+    }
+
+    fn mark_all(&mut self, bits: &[u64]) {
+        for (word, other) in self.iter_mut().zip(bits) {
+            *word |= other;
+        }
+    }
+
+    #[inline(always)]
+    fn first_clear(&self) -> u32 {
+        first_clear(self)
+    }
 }
 
 impl Class {
@@ -307,14 +377,8 @@ impl Mex {
 
     /// Takes `value` as the value of heap `n` (the next one).
     fn record(&mut self, n: usize, value: u32) {
-        for (counts, slot) in
-            [(&mut self.frequencies, value as usize), (&mut self.key_frequencies, key(value, n) as usize)]
-        {
-            if counts.len() <= slot {
-                counts.resize(slot + 1, 0);
-            }
-            counts[slot] += 1;
-        }
+        count(&mut self.frequencies, value as usize);
+        count(&mut self.key_frequencies, key(value, n) as usize);
         if value >> self.bits != 0 {
             self.bits = 32 - value.leading_zeros();
             self.resize();
@@ -348,63 +412,75 @@ impl Mex {
     /// The value of heap `values.len()`, the mex of its options.
     fn next<C: Cell>(&mut self, values: &[C]) -> u32 {
         let n = values.len();
-        let at = |heap: usize| values[heap].value();
-        let words = self.words();
         if let Some((start, digit)) = self.moves.tail {
             if digit.may_leave(1) {
                 while self.tail_reach + start < n {
                     self.tail_reach += 1;
-                    mark(&mut self.tail_values, at(self.tail_reach));
+                    mark(&mut self.tail_values, values[self.tail_reach].value());
                 }
             }
         }
-        let sparse = self.sparse_in_use();
-        let seen = &mut self.seen[..words];
-        seen.fill(0);
+        let words = self.words();
+        // Values below 32 (all of them in most games): the options' values fit in one word,
+        // held in a register rather than marked in memory one store after another.
+        if words == 1 {
+            let mut seen = 0u64;
+            return self.mex_of_options(values, &mut seen);
+        }
+        let mut seen = std::mem::take(&mut self.seen);
+        seen[..words].fill(0);
+        let value = self.mex_of_options(values, &mut &mut seen[..words]);
+        self.seen = seen;
+        value
+    }
+
+    /// The mex of heap `values.len()`'s options, marked in `seen` (empty).
+    #[inline(always)]
+    fn mex_of_options<C: Cell, S: Marks>(&self, values: &[C], seen: &mut S) -> u32 {
+        let n = values.len();
+        let at = |heap: usize| values[heap].value();
         for &take in &self.moves.whole {
             if n == take {
-                mark(seen, 0);
+                seen.mark(0);
             }
         }
         for &take in &self.moves.one {
             if n > take {
-                mark(seen, at(n - take));
+                seen.mark(at(n - take));
             }
         }
         if let Some((start, digit)) = self.moves.tail {
             if n >= start && digit.may_leave(0) {
-                mark(seen, 0);
+                seen.mark(0);
             }
             if n > start && digit.may_leave(1) {
-                for (word, tail) in seen.iter_mut().zip(&self.tail_values) {
-                    *word |= tail;
-                }
+                seen.mark_all(&self.tail_values);
             }
         }
         for &take in &self.moves.three {
             let Some(rest) = n.checked_sub(take) else { continue };
             for a in 1..=rest / 3 {
                 for b in a..=(rest - a) / 2 {
-                    mark(seen, at(a) ^ at(b) ^ at(rest - a - b));
+                    seen.mark(at(a) ^ at(b) ^ at(rest - a - b));
                 }
             }
         }
         for &(take, split) in &self.moves.two {
             if split == Split::Equal && n >= take + 2 && (n - take).is_multiple_of(2) {
-                mark(seen, 0);
+                seen.mark(0);
             }
         }
-        if !sparse {
+        if !self.sparse_in_use() {
             for class in &self.classes {
                 for &(take, split) in &class.takes {
                     let Some(rest) = n.checked_sub(take).filter(|&rest| rest >= 2) else { continue };
                     let half = if split == Split::Unequal { (rest - 1) / 2 } else { rest / 2 };
                     for (a, b) in values[1..=half].iter().zip(values[rest - half..rest].iter().rev()) {
-                        mark(seen, a.value() ^ b.value());
+                        seen.mark(a.value() ^ b.value());
                     }
                 }
             }
-            return first_clear(seen);
+            return seen.first_clear();
         }
         // 1. Every split with a rare heap.
         for class in &self.classes {
@@ -418,18 +494,19 @@ impl Mex {
                     if split == Split::Unequal && 2 * a == rest {
                         continue;
                     }
-                    mark(seen, at(a) ^ at(rest - a));
+                    seen.mark(at(a) ^ at(rest - a));
                 }
             }
         }
         // 2. The candidate is the mex unless a split into two common heaps reaches it: scan such a
         // class's splits until one does (then the next candidate) or none is left.
-        let mut candidate = first_clear(seen);
+        let mut candidate = seen.first_clear();
         let mut scan = [(0usize, 1usize); 2];
         let mut scanned = [false; 2];
         loop {
-            let pending = [0, 1].map(|c| !scanned[c] && self.classes[c].may_reach(candidate, n));
-            if pending == [false, false] {
+            let pending = |c: usize| !scanned[c] && self.classes[c].may_reach(candidate, n);
+            let pending = [pending(0), pending(1)];
+            if !pending[0] && !pending[1] {
                 return candidate;
             }
             // Round robin in short runs: a hit in either class moves the candidate on.
@@ -447,17 +524,16 @@ impl Mex {
                     };
                     let end = half.min(*a + budget - 1);
                     if *a <= end {
-                        let pairs = values[*a..=end].iter().zip(values[rest - end..=rest - *a].iter().rev());
-                        for (x, y) in pairs {
+                        let mut pairs = values[*a..=end].iter().zip(values[rest - end..=rest - *a].iter().rev());
+                        let found = pairs.position(|(x, y)| {
                             let value = x.value() ^ y.value();
-                            *a += 1;
-                            budget -= 1;
-                            mark(seen, value);
-                            if value == candidate {
-                                hit = true;
-                                break;
-                            }
-                        }
+                            seen.mark(value);
+                            value == candidate
+                        });
+                        hit = found.is_some();
+                        let scanned = found.map_or(end + 1 - *a, |at| at + 1);
+                        *a += scanned;
+                        budget -= scanned;
                     }
                     if hit || budget == 0 {
                         break;
@@ -472,7 +548,7 @@ impl Mex {
                 }
             }
             if hit {
-                candidate = first_clear(seen);
+                candidate = seen.first_clear();
             }
         }
     }
@@ -500,7 +576,12 @@ impl Mex {
 /// `most_taken` tokens and split (`splits`) or not.
 fn proven_period<C: Cell>(values: &[C], most_taken: u64, splits: bool) -> Option<Period> {
     let len = values.len() as u64;
-    (1..=len / 2).find_map(|period| {
+    let &last = values.last()?;
+    // Only a period p with G(len - 1 - p) = G(len - 1) can hold to the end: those are found first,
+    // by a tight scan back from the end.
+    let window = &values[values.len() - 1 - values.len() / 2..values.len() - 1];
+    let mut periods = window.iter().rev().zip(1..).filter(move |&(&cell, _)| cell == last).map(|(_, period)| period);
+    periods.find_map(|period| {
         // The first heap from which the computed values repeat with this period.
         let mut preperiod = len - period;
         while preperiod > 0 && values[(preperiod - 1) as usize] == values[(preperiod - 1 + period) as usize] {
@@ -568,6 +649,14 @@ impl Sequence {
         let laps = (n - period.preperiod) / period.period;
         let base = self.values.get((period.preperiod + (n - period.preperiod) % period.period) as usize)?;
         Some(u64::from(base) + laps * period.saltus)
+    }
+
+    /// The values of heaps `heaps`, all computed (within `0..computed()`).
+    pub fn computed_values(&self, heaps: std::ops::Range<usize>) -> Vec<u64> {
+        match &self.values {
+            Values::Narrow(cells) => cells[heaps].iter().map(|&cell| u64::from(cell)).collect(),
+            Values::Wide(cells) => cells[heaps].iter().map(|&cell| u64::from(cell)).collect(),
+        }
     }
 
     /// The largest value computed.
@@ -640,11 +729,11 @@ impl Sequence {
                 let Values::Narrow(cells) = &self.values else { unreachable!("u32 holds every value") };
                 self.values = Values::Wide(cells.iter().map(|&cell| u32::from(cell)).collect());
             }
-            // At the checkpoints, and at the end once the values grew by a sixteenth since the last
+            // At the checkpoints, and at the end once the values grew by a quarter since the last
             // look (a look costs O(computed)).
             let computed = self.values.len();
             if computed == stop
-                && (computed == next_check(self.looked_at) || computed >= self.looked_at + self.looked_at / 16)
+                && (computed == next_check(self.looked_at) || computed >= self.looked_at + self.looked_at / 4)
             {
                 self.looked_at = computed;
                 self.find_period();

@@ -177,12 +177,16 @@ const SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// The default and the largest page of ListOperations.
 const DEFAULT_PAGE: usize = 50;
 const MAX_PAGE: usize = 1000;
-/// How many rows of a family's table the operation's result holds; ListExploreRows serves the rest.
+/// How many rows of a family's table the operation's result holds, and in how many bytes at most
+/// (a record is read on every GetOperation); ListExploreRows serves the rest.
 pub const INLINE_ROWS: usize = 1000;
-/// The default and the largest page of ListExploreRows (10 000 rows of 16×16 boards fit well in
-/// the 4 MiB a gRPC client accepts by default).
+const INLINE_ROWS_BYTES: usize = 256 << 10;
+/// The default and the largest page of ListExploreRows, and the most bytes of rows a page holds:
+/// well within the 4 MiB a gRPC client accepts by default (10 000 rows of 16×16 boards are about
+/// 3 MB; a heap sequence's rows are larger, so its pages hold fewer).
 const DEFAULT_ROWS_PAGE: usize = 1000;
 const MAX_ROWS_PAGE: usize = 10_000;
+const MAX_ROWS_PAGE_BYTES: usize = 3 << 20;
 
 impl Runner {
     /// Opens the job store (in `config.dir`, or the fleet's Redis), queues every unfinished job of
@@ -343,7 +347,7 @@ impl Runner {
         let page_size = crate::page::page_size(page_size, DEFAULT_ROWS_PAGE, MAX_ROWS_PAGE);
         // Never past the table's end (a chain's state may have shortened it after rows were saved).
         let page_size = page_size.min(usize::try_from(total - start).unwrap_or(usize::MAX));
-        let rows = self.shared.store.rows(name, start, page_size)?;
+        let rows = self.shared.store.rows(name, start, page_size, MAX_ROWS_PAGE_BYTES)?;
         let end = start + rows.len() as u64;
         let next = if end < total { rows_token(name, end) } else { String::new() };
         Ok((rows, next, total))

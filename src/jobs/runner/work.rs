@@ -5,6 +5,9 @@
 use super::live::{lower_priority, thread_cpu_clock, CountingMemo};
 use super::*;
 
+/// How many rows of a chain one write to the job store holds.
+const ROWS_SAVED_AT_ONCE: usize = 16;
+
 /// How a job's run ended short of a result.
 pub(super) enum Stopped {
     Interrupted(Interrupted),
@@ -291,7 +294,7 @@ impl RunnerState {
             live.items_done.fetch_add(1, Ordering::Relaxed);
             add_stats(context.stats);
         }
-        Ok((self.store.rows(name, 0, INLINE_ROWS)?, items.len() as u64))
+        Ok((self.store.rows(name, 0, INLINE_ROWS, INLINE_ROWS_BYTES)?, items.len() as u64))
     }
 
     /// Computes a chain from the state its job saved (or its start), step by step, saving the state
@@ -311,7 +314,7 @@ impl RunnerState {
         // Rows saved before: the leading run of them (rows are saved in order); the state goes on
         // from their values.
         let saved = (0..).take_while(|index| recorded.contains(index)).count();
-        let mut state = chain.start(&self.store.rows(name, 0, saved)?);
+        let mut state = chain.start(&self.store.rows(name, 0, saved, usize::MAX)?);
         let mut saved_rows = state.complete_rows();
         let show = |state: &ChainState| {
             live.items_total.store(state.items_total(), Ordering::Relaxed);
@@ -343,7 +346,7 @@ impl RunnerState {
             return Err(Stopped::Superseded);
         }
         live.items_total.store(state.items_done(), Ordering::Relaxed);
-        Ok((state.answer(), self.store.rows(name, 0, INLINE_ROWS.min(total as usize))?, total))
+        Ok((state.answer(), self.store.rows(name, 0, INLINE_ROWS.min(total as usize), INLINE_ROWS_BYTES)?, total))
     }
 
     /// Saves the rows of `state` from row `from` on (they are the chain's checkpoint: a resumed run
@@ -351,9 +354,13 @@ impl RunnerState {
     /// saves write again while it fills). Returns how many rows are complete and saved.
     fn save_chain_rows(&self, name: &str, state: &ChainState, from: u64) -> Result<u64, Stopped> {
         let first = from.min(state.complete_rows());
-        let rows: Vec<proto::ExploreRow> = (first..state.rows()).map(|index| state.row(index)).collect();
-        if !self.store.put_items(name, first, &rows)? {
-            return Err(Stopped::Superseded);
+        // A few rows at a time: their memory is reused rather than a whole second's rows built at once.
+        for start in (first..state.rows()).step_by(ROWS_SAVED_AT_ONCE) {
+            let end = (start + ROWS_SAVED_AT_ONCE as u64).min(state.rows());
+            let rows: Vec<proto::ExploreRow> = (start..end).map(|index| state.row(index)).collect();
+            if !self.store.put_items(name, start, &rows)? {
+                return Err(Stopped::Superseded);
+            }
         }
         Ok(state.complete_rows())
     }
