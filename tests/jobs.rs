@@ -788,3 +788,20 @@ async fn heap_sequences_with_bad_rules_or_up_to_are_invalid_arguments_naming_the
         assert!(status.message().contains(expected), "{:?} lacks {expected:?}", status.message());
     }
 }
+
+/// A heap sequence keeps every value in memory (2 bytes a heap): with the smallest tables
+/// (65 536 entries of 80 bytes, 5 242 880 bytes a job), 2 621 440 heaps are accepted and one more is
+/// INVALID_ARGUMENT naming the limit, and nothing is queued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heap_sequence_past_a_jobs_share_of_the_memory_is_refused_naming_the_limit() {
+    let server = TestServer::builder().flags(&["--table-entries", "65536"]).start();
+    let mut solver = server.client().await;
+    let status = solver.explore(heap_sequence("0.77", 2_621_440)).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    let expected = "heap_sequence.up_to is 2621440; a job keeps every value in memory, 2 bytes a heap, within its \
+                    share of --memory-limit (5242880 bytes: --table-entries × 80), so it goes up to 2621439 here";
+    assert_eq!(status.message(), expected);
+    let accepted = solver.explore(heap_sequence("0.77", 2_621_439)).await.unwrap().into_inner().name;
+    let done = wait_done(&mut operations(&server).await, &accepted).await;
+    assert_eq!(progress(&done).state(), ExploreState::Succeeded, "Kayles ends at its proven period");
+}

@@ -12,6 +12,7 @@ use crate::games::tetris::Board;
 use crate::games::{Budget, Interrupted};
 use crate::games::{Position, Value};
 use crate::grpc::convert::{self, InvalidArgument};
+use crate::limits::TABLE_ENTRY_BYTES;
 use crate::proto::{self, explore_request::Job as ProtoJob, explore_result::Answer};
 
 /// The most boards of a `sub_boards` family (every choice of blocked cells, before deduplication).
@@ -32,6 +33,31 @@ pub enum Job {
     /// A family computed in order, each item from the state the earlier ones left.
     Chain(Chain),
 }
+
+impl Job {
+    /// Whether the job's state fits in `bytes`, a job's share of `--memory-limit` (its table's:
+    /// `--table-entries` × [`TABLE_ENTRY_BYTES`]): a heap sequence keeps every value in memory,
+    /// [`BYTES_PER_HEAP`] a heap; the other jobs' tables are bounded by their entries.
+    pub fn check_memory(&self, bytes: u64) -> Result<(), InvalidArgument> {
+        let Job::Chain(Chain::HeapSequence { up_to, .. }) = self else { return Ok(()) };
+        let heaps = bytes / BYTES_PER_HEAP;
+        if up_to.saturating_add(1) > heaps {
+            return Err(InvalidArgument::field(
+                "heap_sequence.up_to",
+                format!(
+                    "is {up_to}; a job keeps every value in memory, {BYTES_PER_HEAP} bytes a heap, within its share of \
+                     --memory-limit ({bytes} bytes: --table-entries × {TABLE_ENTRY_BYTES}), so it goes up to {} here",
+                    heaps.saturating_sub(1)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The bytes a heap sequence's value takes (2 while the values fit 16 bits; past that a job stops
+/// when its values outgrow its share, [`ChainState::outgrew`]).
+pub const BYTES_PER_HEAP: u64 = 2;
 
 /// A family of 2×2-placement boards.
 #[derive(Clone, Debug)]
@@ -351,6 +377,20 @@ impl ChainState {
         self.sequence.extend_to(next.min(self.up_to + 1), budget)
     }
 
+    /// Why the state outgrew `bytes` (a job's share of `--memory-limit`), if it did: values past
+    /// 16 bits take twice the bytes [`Job::check_memory`] counted on, and rare heaps take some.
+    pub fn outgrew(&self, bytes: u64) -> Option<String> {
+        let held = self.sequence.bytes();
+        (held > bytes).then(|| {
+            format!(
+                "heap_sequence.up_to is {}; at heap {} the values and the rare heaps take {held} bytes, past a \
+                 job's share of --memory-limit ({bytes} bytes: --table-entries × {TABLE_ENTRY_BYTES})",
+                self.up_to,
+                self.sequence.computed()
+            )
+        })
+    }
+
     /// How many rows the table of the values computed has ([`VALUES_PER_ROW`] to a row).
     pub fn rows(&self) -> u64 {
         self.sequence.computed().div_ceil(VALUES_PER_ROW)
@@ -536,6 +576,30 @@ mod tests {
 
     fn board(rows: &[&str]) -> Board {
         Board::new(&rows.iter().map(|row| row.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    /// A heap sequence's values must fit a job's share of the memory: refused at once past 2 bytes
+    /// a heap, and stopped once values past 16 bits (4 bytes a heap) outgrow it.
+    #[test]
+    fn heap_sequences_are_bounded_by_a_jobs_share_of_the_memory() {
+        let job = |up_to| Job::Chain(Chain::HeapSequence { rules: Rules::code("0.77").unwrap(), up_to });
+        assert!(job(999).check_memory(2000).is_ok(), "1000 heaps in 2000 bytes");
+        let refused = job(1000).check_memory(2000).unwrap_err();
+        assert_eq!(refused.field, "heap_sequence.up_to");
+        assert!(
+            refused.message.contains("--memory-limit (2000 bytes") && refused.message.contains("up to 999"),
+            "{refused:?}"
+        );
+
+        let chain = Chain::HeapSequence { rules: Rules::code("0.77").unwrap(), up_to: 100_000 };
+        let wide = proto::ExploreRow { heap: 0, values: vec![0, 70_000, 1, 2], ..Default::default() };
+        let state = chain.start(&[wide]);
+        let held = state.sequence.bytes();
+        assert!(held >= 16, "4 values of 4 bytes, and the rare heaps: {held}");
+        assert_eq!(state.outgrew(held), None);
+        let outgrown = state.outgrew(held - 1).expect("outgrown by a byte");
+        let share = format!("--memory-limit ({} bytes", held - 1);
+        assert!(outgrown.contains(&format!("take {held} bytes")) && outgrown.contains(&share), "{outgrown}");
     }
 
     #[test]

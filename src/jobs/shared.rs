@@ -329,7 +329,7 @@ impl JobRecords for RedisJobs {
     }
 
     /// The rows of a succeeded job are the items `0..total_rows`, all present: read
-    /// [`ROWS_AT_ONCE`] at a time until `limit` or `max_bytes` is reached, or a row is missing.
+    /// 64 at a time until `limit` or `max_bytes` is reached, or a row is missing.
     fn rows(&self, name: &str, start: u64, limit: usize, max_bytes: usize) -> StoreResult<Vec<proto::ExploreRow>> {
         let (mut rows, mut taken) = (Vec::new(), 0);
         let end = start.saturating_add(limit as u64);

@@ -51,6 +51,14 @@ pub struct JobsConfig {
     pub shared: Option<SharedCacheConfig>,
 }
 
+impl JobsConfig {
+    /// A job's share of `--memory-limit`: its table's bytes (what a heap sequence's values must
+    /// fit in).
+    pub fn job_bytes(&self) -> u64 {
+        (self.table_limit as u64).saturating_mul(crate::limits::TABLE_ENTRY_BYTES)
+    }
+}
+
 /// The default of `--jobs-dir` (in the working directory).
 pub const DEFAULT_JOBS_DIR: &str = "nimber-jobs";
 /// The default of `--max-jobs`.
@@ -230,7 +238,8 @@ impl Runner {
     /// Validates and creates a job (or finds the one of the same `request_id`) and queues it.
     /// Blocking: call from a blocking thread.
     pub fn submit(&self, request: proto::ExploreRequest) -> Result<Operation, JobsError> {
-        family::job_from_request(&request).map_err(JobsError::InvalidArgument)?;
+        let job = family::job_from_request(&request).map_err(JobsError::InvalidArgument)?;
+        job.check_memory(self.shared.config.job_bytes()).map_err(JobsError::InvalidArgument)?;
         let shared = &self.shared;
         let _transition = lock(&shared.transitions);
         if !request.request_id.is_empty() {

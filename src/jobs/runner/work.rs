@@ -208,6 +208,8 @@ impl RunnerState {
         live: &Live,
     ) -> Result<proto::ExploreResult, Stopped> {
         let job = family::job_from_request(request).map_err(|error| Stopped::Invalid(error.message))?;
+        // A limit lowered since the job was accepted.
+        job.check_memory(self.config.job_bytes()).map_err(|error| Stopped::Invalid(error.message))?;
         let elapsed_before = live.elapsed_before;
         // A deadline past what the clock can hold is no deadline.
         let deadline = request
@@ -327,6 +329,10 @@ impl RunnerState {
         let mut last_show = Instant::now();
         while !state.is_done() {
             let stepped = state.step(budget);
+            if let Some(outgrown) = state.outgrew(self.config.job_bytes()) {
+                self.save_chain_rows(name, &state, saved_rows)?;
+                return Err(Stopped::Invalid(outgrown));
+            }
             // The progress (its candidate period looks over every value) four times a second.
             if last_show.elapsed() >= SHOW_EVERY || stepped.is_err() || state.is_done() {
                 show(&state);
