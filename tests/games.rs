@@ -206,6 +206,35 @@ async fn heaps_past_the_compute_limit_are_failed_precondition_and_counted() {
     assert_eq!(again.stats.unwrap().positions_computed, 0);
 }
 
+/// At the bound of the in-process values: with `--heap-values-cache-bytes` below one rule set's
+/// values, the process keeps none (the metric says 0 bytes) and a second call reads the values back
+/// from the store rather than computing them again; with room, the metric counts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heap_values_past_the_cache_bound_are_read_back_from_the_store() {
+    let data = tempfile::tempdir().unwrap();
+    let flags = ["--heap-values-cache-bytes", "1000", "--metrics-listen", "127.0.0.1:0"];
+    let server = TestServer::builder().data_dir(data.path()).flags(&flags).start();
+    let mut client = server.client().await;
+    let first = client.solve(solve_request(heaps("4!.0", vec![3000]))).await.unwrap().into_inner();
+    assert!(first.stats.unwrap().positions_computed > 0);
+    let held = |server: &TestServer| {
+        let metrics = common::scrape(server.metrics_url.as_ref().unwrap());
+        common::sample(&metrics, "nimber_game_values_cache_bytes{game=\"heaps\"}")
+    };
+    assert_eq!(held(&server), 0.0, "3001 values of 2 bytes do not fit in 1000 bytes");
+    let again = client.solve(solve_request(heaps("4!.0", vec![3000]))).await.unwrap().into_inner();
+    assert_eq!(again.grundy, first.grundy);
+    let stats = again.stats.unwrap();
+    assert_eq!((stats.positions_computed, stats.cache_hits), (0, 1), "read back from the store: {stats:?}");
+    drop(client);
+    drop(server);
+
+    let server = TestServer::builder().flags(&["--metrics-listen", "127.0.0.1:0"]).start();
+    let mut client = server.client().await;
+    client.solve(solve_request(heaps("4!.0", vec![3000]))).await.unwrap();
+    assert!(held(&server) >= 6002.0, "the default bound holds them: {}", held(&server));
+}
+
 /// Every answer says how the heap values are known: proven (with the period, the preperiod, the
 /// saltus and the bound checked), or computed (with how far), once for each rule set of a sum.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

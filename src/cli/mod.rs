@@ -101,8 +101,8 @@ impl MemoryLimit {
     }
 }
 
-/// The largest heap whose value a heap game computes (`--max-heap-compute`), shared by `serve`
-/// and `explore`.
+/// The largest heap whose value a heap game computes (`--max-heap-compute`) and the bytes of
+/// values kept in memory (`--heap-values-cache-bytes`), shared by `serve` and `explore`.
 #[derive(clap::Args)]
 pub struct HeapComputeLimit {
     /// The largest heap whose value a heap game computes, when no proven period reaches it (2 bytes
@@ -115,12 +115,24 @@ pub struct HeapComputeLimit {
         value_parser = clap::value_parser!(u64).range(1..=heap::MOST_MAX_HEAP_COMPUTE)
     )]
     max_heap_compute: u64,
+    /// The most bytes of heap games' values kept in memory, over every rule set (2 bytes a heap);
+    /// the rule sets used least recently go first, and are read back from the store when asked again.
+    #[arg(
+        long,
+        global = true,
+        env = "NIMBER_HEAP_VALUES_CACHE_BYTES",
+        default_value_t = heap::DEFAULT_VALUES_CACHE_BYTES,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    heap_values_cache_bytes: u64,
 }
 
 impl HeapComputeLimit {
-    /// Sets the limit for the process ([`heap::set_max_heap_compute`]).
+    /// Sets the limits for the process ([`heap::set_max_heap_compute`],
+    /// [`heap::set_values_cache_bytes`]).
     pub fn apply(&self) {
         heap::set_max_heap_compute(self.max_heap_compute);
+        heap::set_values_cache_bytes(self.heap_values_cache_bytes);
     }
 }
 

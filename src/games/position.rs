@@ -86,6 +86,14 @@ macro_rules! define_positions {
                     $(GameTag::$game => <$position as ServedGame>::SEARCHES,)*
                 }
             }
+
+            /// The bytes the game's in-process cache of values holds (see
+            /// [`ServedGame::values_cache_bytes`]).
+            pub fn values_cache_bytes(self) -> u64 {
+                match self {
+                    $(GameTag::$game => <$position as ServedGame>::values_cache_bytes(),)*
+                }
+            }
         }
 
         /// What the solves through one [`SearchContext`] have learnt, kept for the next one: the

@@ -103,6 +103,12 @@ pub trait ServedGame: Game<Value: ComponentValue, Move: Send + Sync> + std::fmt:
         Vec::new()
     }
 
+    /// The bytes the game's in-process cache of values holds (`0` for a game without one), for the
+    /// metrics; the cache is bounded by a flag of the game's own.
+    fn values_cache_bytes() -> u64 {
+        0
+    }
+
     /// Whether the game is already over whatever else is in play, ending any sum it is part of
     /// (the cutting game once a 1×1 piece is cut out).
     fn is_finished(&self) -> bool {

@@ -9,6 +9,7 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 
 use crate::cache::{Rejection, Store};
+use crate::games::GameTag;
 use crate::jobs::runner::Runner;
 
 /// Encodes constant gauges, each `(name, help, value)`.
@@ -45,6 +46,16 @@ impl Collector for StoreCollector {
             ),
         ];
         encode_gauges(&mut encoder, gauges)?;
+        let mut held = encoder.encode_descriptor(
+            "nimber_game_values_cache_bytes",
+            "Bytes a game's own in-process cache of values holds (heaps: at most --heap-values-cache-bytes)",
+            None,
+            prometheus_client::metrics::MetricType::Gauge,
+        )?;
+        for &game in GameTag::ALL {
+            let bytes = i64::try_from(game.values_cache_bytes()).unwrap_or(i64::MAX);
+            ConstGauge::new(bytes).encode(held.encode_family(&GameLabel { game: game.name() })?)?;
+        }
         let evictions = ConstCounter::new(store.evictions());
         evictions.encode(encoder.encode_descriptor(
             "nimber_store_evictions",
@@ -90,6 +101,12 @@ impl Collector for StoreCollector {
         }
         Ok(())
     }
+}
+
+/// The label of a game (its field in `Position`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GameLabel {
+    game: &'static str,
 }
 
 /// The label of why a value read from the shared cache was rejected.

@@ -50,8 +50,15 @@ pub fn set_max_heap_compute(largest: u64) {
 pub fn max_heap_compute() -> u64 {
     MAX_HEAP_COMPUTE.load(Ordering::Relaxed)
 }
-/// The most bytes of values the process keeps, over every rule set.
-const SEQUENCE_CACHE_BYTES: u64 = 64 << 20;
+/// The default of `--heap-values-cache-bytes`: the most bytes of values the process keeps in
+/// memory, over every rule set (32 rule sets computed to the default `--max-heap-compute`).
+pub const DEFAULT_VALUES_CACHE_BYTES: u64 = 64 << 20;
+
+/// Sets the most bytes of values the process keeps in memory (`--heap-values-cache-bytes`); the
+/// rule sets used least recently go first. For the whole process.
+pub fn set_values_cache_bytes(bytes: u64) {
+    SEQUENCES.set_capacity(bytes);
+}
 
 /// Why a heap position is not valid.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,7 +176,7 @@ impl HeapMove {
 
 /// The values of every rule set met so far, weighed by their bytes.
 static SEQUENCES: LazyLock<quick_cache::sync::Cache<Rules, Arc<Sequence>, SequenceWeight>> =
-    LazyLock::new(|| quick_cache::sync::Cache::with_weighter(256, SEQUENCE_CACHE_BYTES, SequenceWeight));
+    LazyLock::new(|| quick_cache::sync::Cache::with_weighter(256, DEFAULT_VALUES_CACHE_BYTES, SequenceWeight));
 
 #[derive(Clone, Copy)]
 struct SequenceWeight;
@@ -536,6 +543,10 @@ impl ServedGame for Heaps {
     }
 
     /// Cheap once the rules' values are known for every heap (a lookup each); computing them is not.
+    fn values_cache_bytes() -> u64 {
+        SEQUENCES.weight()
+    }
+
     fn is_cheap(&self) -> bool {
         self.known_sequence().is_some()
     }
