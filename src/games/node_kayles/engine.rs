@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::canonical::{canonical_labelling, key};
+use super::canonical::{key, labelling_within, Labelling, MOST_TREE_NODES};
 use super::{first_vertices, Graph, PATH};
 use crate::games::{GameTag, Interrupted, Nimber, Registered, SearchContext};
 use crate::limits::TABLE_ENTRY_BYTES;
@@ -19,6 +19,10 @@ pub const MEMO_MIN_WORK: u64 = 64;
 
 /// Search nodes (option evaluations and canonical-labelling tree nodes) between two budget checks.
 const CHECK_INTERVAL: u64 = 4096;
+
+/// The most canonical-labelling tree nodes [`value_without_search`] spends on a component: it runs
+/// on the async runtime, so a component whose labelling needs more is left to a search.
+const LOOKUP_TREE_NODES: u32 = 64;
 
 /// The bytes a table entry costs besides its key.
 const ENTRY_OVERHEAD: usize = 48;
@@ -104,27 +108,29 @@ fn induced(rows: &[u128], part: u128) -> Vec<u128> {
         .collect()
 }
 
-/// How the connected graph `rows` is valued, and the canonical-labelling tree nodes that took.
+/// How the connected graph `rows` is valued, labelled within `most_nodes` tree nodes, and the
+/// labelling (none for a rule).
 ///
 /// The rules: K_k (every move removes everything) is worth 1; a path P_k (connected, degrees at
 /// most 2, k − 1 edges) is worth [`PATH`]`[k]`; a cycle C_k (connected, degrees 2, k edges, k ≥ 4)
 /// is worth 1 exactly when `PATH[k − 3]` is 0, since every move leaves P_{k−3}.
-fn kind_of(rows: Vec<u128>) -> (Kind, u32) {
+fn kind_of(rows: Vec<u128>, most_nodes: u32) -> (Kind, Option<Labelling>) {
     let k = rows.len();
     let degrees = rows.iter().map(|row| row.count_ones() as usize);
     let (edges, largest) = degrees.fold((0, 0), |(sum, most), degree| (sum + degree, most.max(degree)));
     let edges = edges / 2;
     if edges == k * (k - 1) / 2 {
-        return (Kind::Direct(1), 0);
+        return (Kind::Direct(1), None);
     }
     if largest <= 2 && edges + 1 == k {
-        return (Kind::Direct(PATH[k]), 0);
+        return (Kind::Direct(PATH[k]), None);
     }
     if largest <= 2 && edges == k {
-        return (Kind::Direct(u8::from(PATH[k - 3] == 0)), 0);
+        return (Kind::Direct(u8::from(PATH[k - 3] == 0)), None);
     }
-    let labelling = canonical_labelling(&rows);
-    (Kind::Searched { key: key(&labelling.rows), rows: labelling.rows }, labelling.nodes)
+    let mut labelling = labelling_within(&rows, most_nodes);
+    let rows = std::mem::take(&mut labelling.rows);
+    (Kind::Searched { key: key(&rows), rows }, Some(labelling))
 }
 
 /// A value read from the persistent memo for a component of `size` vertices, if it can be one: a
@@ -136,13 +142,15 @@ fn trusted(value: u64, size: usize) -> Option<u8> {
 
 /// The value of the set `set` of the graph `rows` if it needs no search: every component is valued
 /// by rule or found by `lookup` (a probe of the memo under its key, as [`Engine::value_of_graph`]
-/// stores them); `None` as soon as one would need a search. Also how many values `lookup` supplied.
+/// stores them); `None` as soon as one would need a search, or more than [`LOOKUP_TREE_NODES`] to
+/// be labelled canonically. Also how many values `lookup` supplied.
 pub fn value_without_search(rows: &[u128], set: u128, lookup: &dyn Fn(&[u8]) -> Option<u64>) -> Option<(Nimber, u64)> {
     let (mut value, mut found) = (0, 0);
     for part in components(rows, set) {
-        value ^= match kind_of(induced(rows, part)).0 {
-            Kind::Direct(value) => u64::from(value),
-            Kind::Searched { key, rows } => {
+        value ^= match kind_of(induced(rows, part), LOOKUP_TREE_NODES) {
+            (Kind::Direct(value), _) => u64::from(value),
+            (_, Some(labelling)) if !labelling.canonical => return None,
+            (Kind::Searched { key, rows }, _) => {
                 found += 1;
                 u64::from(trusted(lookup(&key)?, rows.len())?)
             }
@@ -240,8 +248,8 @@ impl<'s, 'a> Engine<'s, 'a> {
 
     /// How a connected graph is valued ([`kind_of`]), counting the labelling's work.
     fn kind(&mut self, rows: Vec<u128>) -> Result<Kind, Interrupted> {
-        let (kind, nodes) = kind_of(rows);
-        self.count(u64::from(nodes))?;
+        let (kind, labelling) = kind_of(rows, MOST_TREE_NODES);
+        self.count(labelling.map_or(0, |labelling| u64::from(labelling.nodes)))?;
         Ok(kind)
     }
 

@@ -7,7 +7,7 @@
 //! Kratsch and Timmer, "Exact algorithms for Kayles", 2015):
 //!
 //! * A position splits into connected components; its value is the XOR of theirs, and a
-//!   component's value is the mex of its options' values ([`engine`]).
+//!   component's value is the mex of its options' values (`engine`).
 //! * Components are valued by rule where a rule applies: a complete graph (a single vertex
 //!   included) is worth 1, as every move removes everything; a path P_k is worth 0.137's value
 //!   of k ([`PATH`]); a cycle C_k is worth 1 exactly when P_{k−3}'s value is 0, as every first
