@@ -234,31 +234,40 @@ fn relabel(rows: &[u128], colours: &[u32]) -> Vec<u128> {
 /// cell): invariant under relabelling the vertices.
 fn refine(rows: &[u128], colours: Vec<u32>) -> Vec<u32> {
     let k = rows.len();
-    let mut colours = rank(&colours.iter().map(|&c| vec![c]).collect::<Vec<_>>());
-    let mut cells = colours.iter().max().map_or(0, |&c| c + 1);
+    let mut distinct = colours.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut colours: Vec<u32> = colours.iter().map(|c| distinct.binary_search(c).expect("listed") as u32).collect();
+    let mut cells = distinct.len();
+    let mut order: Vec<usize> = (0..k).collect();
     loop {
-        let mut members = vec![0u128; cells as usize];
+        let mut members = vec![0u128; cells];
         for (u, &c) in colours.iter().enumerate() {
             members[c as usize] |= 1 << u;
         }
-        let signatures: Vec<Vec<u32>> = (0..k)
-            .map(|u| {
-                std::iter::once(colours[u]).chain(members.iter().map(|&cell| (rows[u] & cell).count_ones())).collect()
-            })
-            .collect();
-        let finer = rank(&signatures);
-        let finer_cells = finer.iter().max().map_or(0, |&c| c + 1);
+        // Vertex u's signature: its colour, then its neighbours in each cell.
+        let width = cells + 1;
+        let mut signatures = vec![0u32; k * width];
+        for (u, signature) in signatures.chunks_exact_mut(width).enumerate() {
+            signature[0] = colours[u];
+            for (count, &cell) in signature[1..].iter_mut().zip(&members) {
+                *count = (rows[u] & cell).count_ones();
+            }
+        }
+        let signature = |u: usize| &signatures[u * width..(u + 1) * width];
+        order.sort_unstable_by(|&a, &b| signature(a).cmp(signature(b)));
+        let mut finer = vec![0u32; k];
+        let mut finer_cells = 0;
+        for (at, &u) in order.iter().enumerate() {
+            if at > 0 && signature(order[at - 1]) != signature(u) {
+                finer_cells += 1;
+            }
+            finer[u] = finer_cells;
+        }
+        let finer_cells = if k == 0 { 0 } else { finer_cells as usize + 1 };
         if finer_cells == cells {
             return colours;
         }
         (colours, cells) = (finer, finer_cells);
     }
-}
-
-/// Each signature's rank among the distinct signatures.
-fn rank(signatures: &[Vec<u32>]) -> Vec<u32> {
-    let mut distinct: Vec<&Vec<u32>> = signatures.iter().collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    signatures.iter().map(|s| distinct.binary_search(&s).expect("listed") as u32).collect()
 }
