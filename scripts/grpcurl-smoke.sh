@@ -18,6 +18,15 @@ check "best move" '"after"' grpcurl -plaintext \
     -d '{"position": {"stoneBoxes": {"boxes": [{"capacity": 6, "stones": 2}]}}}' "$address" nimber.v1.Solver/BestMove
 check_fails "invalid argument" 'cutting.pieces\[0\].width' grpcurl -plaintext \
     -d '{"position": {"cutting": {"pieces": [{"width": 0, "height": 2}]}}}' "$address" nimber.v1.Solver/Solve
+check "node kayles 5-cycle (README)" '"OUTCOME_PREVIOUS_PLAYER_WINS"' grpcurl -plaintext \
+    -d '{"position": {"nodeKayles": {"vertices": 5, "edges": [{"from": 1, "to": 2}, {"from": 2, "to": 3}, {"from": 3, "to": 4}, {"from": 4, "to": 5}, {"from": 5, "to": 1}]}}}' \
+    "$address" nimber.v1.Solver/Solve
+check "node kayles best move (README)" '"vertex": 2' grpcurl -plaintext \
+    -d '{"position": {"nodeKayles": {"vertices": 6, "edges": [{"from": 1, "to": 2}, {"from": 2, "to": 3}, {"from": 3, "to": 4}, {"from": 4, "to": 5}, {"from": 5, "to": 1}, {"from": 1, "to": 6}]}}}' \
+    "$address" nimber.v1.Solver/BestMove
+check_fails "node kayles duplicate edge" 'node_kayles.edges\[1\] repeats node_kayles.edges\[0\]' grpcurl -plaintext \
+    -d '{"position": {"nodeKayles": {"vertices": 2, "edges": [{"from": 1, "to": 2}, {"from": 2, "to": 1}]}}}' \
+    "$address" nimber.v1.Solver/Solve
 check "health" '"SERVING"' grpcurl -plaintext "$address" grpc.health.v1.Health/Check
 
 echo "grpcurl: $passed passed, $failed failed"

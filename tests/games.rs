@@ -1,6 +1,6 @@
-//! More Reclamation, the diagonal walk and the 2×2 placement game through the real server:
-//! answers equal the engine's, best moves win, bad input is rejected, and the persistent cache
-//! survives a restart.
+//! More Reclamation, the diagonal walk, the 2×2 placement game, heap games and Node Kayles through
+//! the real server: answers equal the engine's, best moves win, bad input is rejected, and the
+//! persistent cache survives a restart.
 
 mod common;
 
@@ -137,26 +137,34 @@ async fn tetris_boards_answer_like_the_engine_and_best_moves_win() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_solved_board_is_served_from_the_store_after_a_restart() {
-    let data_dir = tempfile::tempdir().unwrap();
-    let board = tetris(&["0000000"; 7]);
+/// Solves `cold` on a server with a fresh store (which must compute), restarts it on the same
+/// store, and solves `warm` (which must equal it, with nothing computed and values read from the
+/// store); returns the restarted server.
+async fn warm_after_restart(cold: proto::Position, warm: proto::Position, data_dir: &std::path::Path) -> TestServer {
     let first = {
-        let mut server = TestServer::builder().data_dir(data_dir.path()).start();
+        let mut server = TestServer::builder().data_dir(data_dir).start();
         let mut client = server.client().await;
-        let answer = client.solve(solve_request(board.clone())).await.unwrap().into_inner();
+        let answer = client.solve(solve_request(cold)).await.unwrap().into_inner();
         assert!(answer.stats.as_ref().unwrap().positions_computed > 0, "a cold solve computes");
         drop(client);
         assert!(server.stop(), "clean shutdown");
         answer
     };
-    let server = TestServer::builder().data_dir(data_dir.path()).start();
+    let server = TestServer::builder().data_dir(data_dir).start();
     let mut client = server.client().await;
-    let again = client.solve(solve_request(board)).await.unwrap().into_inner();
+    let again = client.solve(solve_request(warm)).await.unwrap().into_inner();
     assert_eq!((again.outcome, again.grundy), (first.outcome, first.grundy));
     let stats = again.stats.unwrap();
     assert_eq!(stats.positions_computed, 0, "{stats:?}");
     assert!(stats.cache_hits > 0, "{stats:?}");
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_solved_board_is_served_from_the_store_after_a_restart() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let board = tetris(&["0000000"; 7]);
+    warm_after_restart(board.clone(), board, data_dir.path()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -294,4 +302,118 @@ async fn heap_values_are_served_from_the_store_after_a_restart() {
     let stats = again.stats.unwrap();
     assert_eq!((stats.positions_computed, stats.cache_hits), (0, 1), "{stats:?}");
     assert_eq!(again.heap_values, first.heap_values);
+}
+
+fn node_kayles(vertices: u32, edges: &[(u32, u32)]) -> proto::Position {
+    let edges = edges.iter().map(|&(from, to)| proto::Edge { from, to }).collect();
+    proto::Position { game: Some(P::NodeKayles(proto::NodeKayles { vertices, edges })) }
+}
+
+/// The path 1–2–…–n.
+fn node_kayles_path(n: u32) -> proto::Position {
+    node_kayles(n, &(1..n).map(|v| (v, v + 1)).collect::<Vec<_>>())
+}
+
+/// Node Kayles through the real server: a path is worth 0.137's heap of its length, random graphs
+/// answer like the engine, best moves and Analyze's winning moves lead to value 0, and a sum with a
+/// heap game is solved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_kayles_answers_like_0_137_and_the_engine_and_best_moves_win() {
+    let server = TestServer::builder().start();
+    let mut client = server.client().await;
+    for n in [0, 1, 5, 17, 40, 70, 128] {
+        let on_path = client.solve(solve_request(node_kayles_path(n))).await.unwrap().into_inner();
+        let on_heap = client.solve(solve_request(heaps("0.137", vec![u64::from(n)]))).await.unwrap().into_inner();
+        assert_eq!(on_path.grundy, on_heap.grundy, "P_{n}");
+    }
+    let mut random = SplitMix::new(7);
+    for _ in 0..60 {
+        let position = random_position(&mut random, GameTag::NodeKayles, 16);
+        let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
+        assert_eq!(answer.grundy, engine_value(&position).nimber(), "{position:?}");
+        let best =
+            client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+        if answer.outcome() == Outcome::NextPlayerWins {
+            let Some(proto::r#move::Game::NodeKayles(choice)) = best.r#move.and_then(|mv| mv.game) else {
+                panic!("a vertex: {position:?}")
+            };
+            let after = client.solve(solve_request(best.after.expect("a winning move"))).await.unwrap().into_inner();
+            assert_eq!(after.grundy, Some(0), "{position:?} choosing {choice:?}");
+        }
+    }
+    // A 5-cycle with a pendant vertex: choosing the pendant leaves P_4, of value 0; its analysis ...
+    let graph = node_kayles(6, &[(1, 2), (2, 3), (3, 4), (4, 5), (5, 1), (1, 6)]);
+    let answer = client.solve(solve_request(graph.clone())).await.unwrap().into_inner();
+    assert_ne!(answer.grundy, Some(0));
+    let analysis = proto::AnalyzeRequest { position: Some(graph.clone()), ..Default::default() };
+    let analysis = client.analyze(analysis).await.unwrap().into_inner();
+    assert_eq!((analysis.total_moves, analysis.grundy), (6, answer.grundy));
+    assert!(analysis.winning_moves > 0);
+    for analysed in &analysis.moves {
+        assert_eq!(analysed.winning, analysed.grundy == Some(0), "{analysed:?}");
+    }
+    // ... and in a sum with heaps of 0.137, a sum of two equal values, so the player to move loses.
+    let sum = proto::Position {
+        game: Some(P::Sum(proto::Sum { components: vec![node_kayles_path(30), heaps("0.137", vec![30])] })),
+    };
+    let answer = client.solve(solve_request(sum.clone())).await.unwrap().into_inner();
+    assert_eq!((answer.grundy, answer.outcome()), (Some(0), Outcome::PreviousPlayerWins));
+    let sum =
+        proto::Position { game: Some(P::Sum(proto::Sum { components: vec![graph, heaps("0.77", vec![1000, 3])] })) };
+    let answer = client.solve(solve_request(sum.clone())).await.unwrap().into_inner();
+    assert_eq!(answer.grundy, engine_value(&sum).nimber());
+    let best = client.best_move(proto::BestMoveRequest { position: Some(sum) }).await.unwrap().into_inner();
+    if answer.outcome() == Outcome::NextPlayerWins {
+        let after = client.solve(solve_request(best.after.unwrap())).await.unwrap().into_inner();
+        assert_eq!(after.grundy, Some(0));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_node_kayles_graphs_name_the_field() {
+    let server = TestServer::builder().start();
+    let mut client = server.client().await;
+    let cases = [
+        (node_kayles(3, &[(1, 2), (2, 2)]), "node_kayles.edges[1] is a self-loop at vertex 2"),
+        (node_kayles(4, &[(1, 2), (3, 4), (2, 1)]), "node_kayles.edges[2] repeats node_kayles.edges[0]"),
+        (node_kayles(4, &[(1, 5)]), "node_kayles.edges[0].to is 5; a vertex is from 1 to vertices = 4"),
+        (node_kayles(4, &[(0, 1)]), "node_kayles.edges[0].from is 0"),
+        (node_kayles(129, &[]), "node_kayles.vertices is 129; the limit is 128"),
+    ];
+    for (position, says) in cases {
+        let status = client.solve(solve_request(position)).await.expect_err("rejected");
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().contains(says), "{says:?} not in {:?}", status.message());
+    }
+}
+
+/// A random graph: each pair of `vertices` joined with probability `percent`.
+fn random_node_kayles(random: &mut SplitMix, vertices: u32, percent: u64) -> proto::Position {
+    let edges: Vec<(u32, u32)> = (1..=vertices)
+        .flat_map(|u| (u + 1..=vertices).map(move |w| (u, w)))
+        .filter(|_| random.percent(percent))
+        .collect();
+    node_kayles(vertices, &edges)
+}
+
+/// A solved graph's components are in the store under their canonical keys: after a restart the
+/// same graph, its vertices renumbered, is answered with nothing computed; a deadline too short
+/// for a large graph is DEADLINE_EXCEEDED and the server goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_kayles_components_are_served_from_the_store_after_a_restart() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let mut random = SplitMix::new(12);
+    let graph = random_node_kayles(&mut random, 28, 12);
+    let Some(P::NodeKayles(message)) = &graph.game else { unreachable!("a graph") };
+    let renumber = |v: u32| (v * 11) % 29;
+    let edges: Vec<(u32, u32)> = message.edges.iter().map(|edge| (renumber(edge.from), renumber(edge.to))).collect();
+    let twin = node_kayles(28, &edges);
+    let server = warm_after_restart(graph, twin, data_dir.path()).await;
+    let mut client = server.client().await;
+    let mut request = tonic::Request::new(solve_request(random_node_kayles(&mut random, 48, 5)));
+    request.set_timeout(std::time::Duration::from_millis(200));
+    let status = client.solve(request).await.expect_err("a 48-vertex sparse graph takes longer than 200 ms");
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    let small = client.solve(solve_request(node_kayles_path(5))).await.unwrap().into_inner();
+    assert_eq!(small.grundy, Some(3));
 }

@@ -15,6 +15,7 @@ pub mod diagonal_walk;
 pub mod heap;
 #[cfg(test)]
 pub(crate) mod move_set_tests;
+pub mod node_kayles;
 pub mod reclamation;
 pub mod stone_boxes;
 pub mod sum;

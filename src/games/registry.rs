@@ -38,6 +38,7 @@ macro_rules! with_games {
             Tetris($crate::games::tetris::Board) = 3,
             DiagonalWalk($crate::games::diagonal_walk::Walk) = 5,
             Heaps($crate::games::heap::Heaps) = 6,
+            NodeKayles($crate::games::node_kayles::Graph) = 7,
         }
     };
 }

@@ -645,12 +645,20 @@ mod tests {
             layout.games.iter().flat_map(|(_, lists)| lists.iter().map(|list| list.path.as_str())).collect();
         assert_eq!(
             lists,
-            ["cutting.pieces", "stone_boxes.boxes", "reclamation.reclaimed", "tetris.rows", "heaps.heaps"]
+            [
+                "cutting.pieces",
+                "stone_boxes.boxes",
+                "reclamation.reclaimed",
+                "tetris.rows",
+                "heaps.heaps",
+                "node_kayles.edges"
+            ]
         );
         let items: Vec<Items> =
             layout.games.iter().flat_map(|(_, lists)| lists.iter().map(|list| list.items)).collect();
         assert_eq!(items[..4], [Items::Delimited; 4]);
         assert_eq!(items[4], Items::Varints, "heaps are packed varints");
+        assert_eq!(items[5], Items::Delimited, "edges are messages");
     }
 
     #[test]
