@@ -53,9 +53,12 @@ const WATCH_EVERY: Duration = Duration::from_secs(1);
 /// WatchExplore: the operation now, then at least once a second and at every state change while
 /// it is not done, then once when it ends. NOT_FOUND for an unknown name.
 pub async fn watch(runner: &Arc<Runner>, name: String) -> Result<OperationStream, Status> {
+    // Subscribed before the first read: a change between the two (a job ending at once) is seen,
+    // not waited out for a second.
+    let changes = runner.changes();
     let lookup = name.clone();
     let first = blocking(runner, move |runner| runner.operation(&lookup)).await?;
-    let state = (runner.clone(), name, runner.changes(), Some(first));
+    let state = (runner.clone(), name, changes, Some(first));
     let stream = futures_util::stream::unfold(state, |(runner, name, mut changes, next)| async move {
         let operation = match next {
             Some(operation) => operation,
