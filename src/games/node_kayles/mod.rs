@@ -24,8 +24,6 @@
 pub mod canonical;
 mod engine;
 
-use std::sync::LazyLock;
-
 use self::engine::Engine;
 use super::registry::{Lookup, ServedGame, Sizes};
 use super::{display_setup_error, FieldPath, Game, GameTag, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
@@ -154,19 +152,26 @@ fn first_vertices(n: usize) -> u128 {
 /// The values of paths P_0 to P_128 by the rules of Node Kayles: choosing the vertex at 0-based
 /// position `i` of P_k leaves P_{i−1} and P_{k−i−2} (fewer at the ends). These are the values of
 /// the octal game 0.137, Dawson's Chess (Winning Ways, ch. 4; period 34 from heap 52), tested
-/// against the heap engine.
-pub static PATH: LazyLock<[u8; 129]> = LazyLock::new(|| {
+/// against the heap engine; the 2×2 game's straight lines of placements are such paths too.
+pub const PATH: [u8; 129] = path_values();
+
+const fn path_values() -> [u8; 129] {
     let mut values = [0u8; 129];
-    for k in 1..values.len() {
-        let mut seen = [false; 130];
-        for i in 0..k {
+    let mut k = 1;
+    while k < values.len() {
+        // The values stay below 64 (at most 9 on these paths), so one word holds the options'.
+        let mut seen: u64 = 0;
+        let mut i = 0;
+        while i < k {
             let (left, right) = (i.saturating_sub(1), (k - i).saturating_sub(2));
-            seen[usize::from(values[left] ^ values[right])] = true;
+            seen |= 1 << (values[left] ^ values[right]);
+            i += 1;
         }
-        values[k] = seen.iter().position(|&s| !s).expect("fewer options than values") as u8;
+        values[k] = (!seen).trailing_zeros() as u8;
+        k += 1;
     }
     values
-});
+}
 
 impl Graph {
     /// The graph of `vertices` vertices (1-based in `edges`) and these edges, validated.

@@ -3,29 +3,7 @@
 
 use super::bits::PlacementSet;
 use super::window::{transpose, Window};
-
-/// Node Kayles on a path of `n` vertices, which is the octal game 0.137, for `n ≤ 64`
-/// (a straight line of placements: at most 63, on a board 64 cells long).
-pub const PATH: [u8; 65] = path_values();
-
-const fn path_values() -> [u8; 65] {
-    let mut values = [0u8; 65];
-    let mut n: usize = 1;
-    while n < 65 {
-        // Playing vertex i deletes i-1, i, i+1 and leaves paths of i-1 and n-i-2 vertices.
-        let mut seen: u64 = 0;
-        let mut i: usize = 0;
-        while i < n {
-            let left = i.saturating_sub(1);
-            let right = (n - i).saturating_sub(2);
-            seen |= 1 << (values[left] ^ values[right]);
-            i += 1;
-        }
-        values[n] = (!seen).trailing_zeros() as u8;
-        n += 1;
-    }
-    values
-}
+use crate::games::node_kayles::PATH;
 
 /// Rows of the box whose every set has its value in [`SMALL_SETS`].
 const TABLE_ROWS: usize = 4;

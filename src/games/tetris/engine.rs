@@ -2,10 +2,11 @@
 
 use super::band::Band;
 use super::bits::{BoardPlacements, Grid, LongBand, PlacementSet, Symmetry, Word};
-use super::direct::{direct_value, tabled_value, PATH};
+use super::direct::{direct_value, tabled_value};
 use super::table::{Table, Worth};
 use super::window::Window;
 use super::Board;
+use crate::games::node_kayles::PATH;
 use crate::games::{GameTag, Interrupted, Registered, SearchContext};
 use crate::limits::TABLE_ENTRY_BYTES;
 
