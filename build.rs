@@ -5,8 +5,9 @@
 //! every file nimber.proto imports, so reflection describes google.longrunning.Operations and the
 //! `Any` payloads too.
 //!
-//! It also writes the values of the 2×2-placement game's small sets (`OUT_DIR/small_sets.bin`,
-//! see `src/games/tetris/direct.rs`), so the service starts with them instead of computing them.
+//! It also writes the values of the small sets of the placement games, the 2×2 game's
+//! (`OUT_DIR/square_small_sets.bin`) and Cram's (`OUT_DIR/domino_small_sets.bin`, see
+//! `src/games/placement/small.rs`), so the service starts with them instead of computing them.
 
 use prost::Message;
 
@@ -31,35 +32,58 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .codec_path("crate::grpc::codec::CheckedCodec")
         .compile_fds(protox::compile([google], ["proto"])?)?;
-    std::fs::write(out_dir.join("small_sets.bin"), small_sets())?;
+    std::fs::write(out_dir.join("square_small_sets.bin"), small_sets(&square_moves()))?;
+    std::fs::write(out_dir.join("domino_small_sets.bin"), small_sets(&domino_moves()))?;
     Ok(())
 }
 
-/// Rows and columns of the box of placements whose every set `small_sets` values.
+/// Rows and columns of the box of points whose every set `small_sets` values.
 const BOX: (usize, usize) = (4, 6);
 
-/// Node Kayles values of the 2^24 sets of placements inside a 4×6 box (placement `(r, c)` is bit
-/// `6·r + c`; two placements overlap when they are at most one row and one column apart), two to a
-/// byte: set `i` in the low half of byte `i / 2` when `i` is even, the high half when odd.
-fn small_sets() -> Vec<u8> {
+/// The moves of the 2×2 game on the points of the box (placement `(r, c)` is bit `6·r + c`): each
+/// needs its placement and removes every placement at most one row and one column from it.
+fn square_moves() -> Vec<(u32, u32)> {
     let (rows, columns) = BOX;
     let cells = rows * columns;
-    let overlapping: Vec<usize> = (0..cells)
+    (0..cells)
         .map(|p| {
-            (0..cells)
-                .filter(|q| (q / columns).abs_diff(p / columns) <= 1 && (q % columns).abs_diff(p % columns) <= 1)
-                .fold(0, |mask, q| mask | 1 << q)
+            let near = |q: &usize| (q / columns).abs_diff(p / columns) <= 1 && (q % columns).abs_diff(p % columns) <= 1;
+            (1 << p, (0..cells).filter(near).fold(0, |mask, q| mask | 1 << q))
         })
-        .collect();
-    let mut values = vec![0u8; 1 << cells];
-    for set in 1..values.len() {
-        // Every option is a proper subset, hence a smaller index, already computed.
-        let (mut seen, mut rest) = (0u64, set);
-        while rest != 0 {
-            seen |= 1 << values[set & !overlapping[rest.trailing_zeros() as usize]];
-            rest &= rest - 1;
+        .collect()
+}
+
+/// The moves of Cram on the cells of the box (cell `(r, c)` is bit `6·r + c`): each domino needs
+/// and removes its two cells.
+fn domino_moves() -> Vec<(u32, u32)> {
+    let (rows, columns) = BOX;
+    let mut moves = Vec::new();
+    for cell in 0..rows * columns {
+        let (r, c) = (cell / columns, cell % columns);
+        if c + 1 < columns {
+            moves.push(0b11 << cell);
         }
-        values[set] = (!seen).trailing_zeros() as u8;
+        if r + 1 < rows {
+            moves.push(1 << cell | 1 << (cell + columns));
+        }
+    }
+    moves.into_iter().map(|domino| (domino, domino)).collect()
+}
+
+/// The values of the 2^24 sets of points inside the 4×6 box, under `moves` (a move is possible
+/// when the set holds every point of its first mask, and removes those of its second), two to a
+/// byte: set `i` in the low half of byte `i / 2` when `i` is even, the high half when odd.
+fn small_sets(moves: &[(u32, u32)]) -> Vec<u8> {
+    let mut values = vec![0u8; 1 << (BOX.0 * BOX.1)];
+    for set in 1..values.len() as u32 {
+        // Every option is a proper subset, hence a smaller index, already computed.
+        let mut seen = 0u64;
+        for &(needs, removes) in moves {
+            if set & needs == needs {
+                seen |= 1 << values[(set & !removes) as usize];
+            }
+        }
+        values[set as usize] = (!seen).trailing_zeros() as u8;
     }
     assert!(values.iter().all(|&value| value < 16), "every value fits half a byte");
     values.chunks(2).map(|pair| pair[0] | pair[1] << 4).collect()

@@ -92,7 +92,7 @@ fn show(value: Result<Nimber, Interrupted>) -> String {
 
 fn main() {
     let start = cpu_time();
-    nimber::games::tetris::load_small_sets();
+    nimber::games::placement::load_small_sets();
     println!("reading the built-in values of small sets: {:.3} ms", (cpu_time() - start).as_secs_f64() * 1e3);
     println!("{:<34} {:>12} {:>10} {:>14}", "case", "time", "value", "computed");
     for side in [8, 9] {

@@ -22,7 +22,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let count: usize = count.parse()?;
     let channel_a = Channel::from_shared(format!("http://{address_a}"))?.connect().await?;
     let channel_b = Channel::from_shared(format!("http://{address_b}"))?.connect().await?;
-    let family = proto::FullBoards { min_rows: 1, max_rows: 3, min_columns: 1, max_columns: 3 };
+    let family = proto::FullBoards { min_rows: 1, max_rows: 3, min_columns: 1, max_columns: 3, game: 0 };
     let job =
         proto::ExploreRequest { job: Some(proto::explore_request::Job::FullBoards(family)), ..Default::default() };
     let name = SolverClient::new(channel_a.clone()).explore(job).await?.into_inner().name;

@@ -27,6 +27,14 @@ check "node kayles best move (README)" '"vertex": 2' grpcurl -plaintext \
 check_fails "node kayles duplicate edge" 'node_kayles.edges\[1\] repeats node_kayles.edges\[0\]' grpcurl -plaintext \
     -d '{"position": {"nodeKayles": {"vertices": 2, "edges": [{"from": 1, "to": 2}, {"from": 2, "to": 1}]}}}' \
     "$address" nimber.v1.Solver/Solve
+check "cram 3x6 (README)" '"grundy": "4"' grpcurl -plaintext \
+    -d '{"position": {"cram": {"rows": ["000000", "000000", "000000"]}}}' "$address" nimber.v1.Solver/Solve
+check "cram best move (README)" '"DOMINO_ORIENTATION_VERTICAL"' grpcurl -plaintext \
+    -d '{"position": {"cram": {"rows": ["0000", "0000", "0000"]}}}' "$address" nimber.v1.Solver/BestMove
+check "cram full boards" '"operations/' grpcurl -plaintext \
+    -d '{"fullBoards": {"maxRows": 4, "maxColumns": 4, "game": "BOARD_GAME_CRAM"}}' "$address" nimber.v1.Solver/Explore
+check_fails "cram ragged board" 'cram.rows\[1\] has 2 columns' grpcurl -plaintext \
+    -d '{"position": {"cram": {"rows": ["000", "00"]}}}' "$address" nimber.v1.Solver/Solve
 check "health" '"SERVING"' grpcurl -plaintext "$address" grpc.health.v1.Health/Check
 
 echo "grpcurl: $passed passed, $failed failed"

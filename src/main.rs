@@ -232,7 +232,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     logging::set_request_lines_per_second(args.log_lines_per_second);
     args.max_heap_compute.apply();
     // So that the first 2×2-placement requests do not pay for reading the table in.
-    nimber::games::tetris::load_small_sets();
+    nimber::games::placement::load_small_sets();
     let memory_limit = args.memory_limit.bytes();
     let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
     let budget = limits::share_memory(

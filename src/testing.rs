@@ -114,31 +114,48 @@ pub fn check_first_end_wins(store: &dyn JobRecords) {
     assert_eq!(store.get(&running.name).expect("read"), None);
 }
 
-/// The 2×2 placement game from its literal rules, on boards of at most 64 cells: a board is the
-/// bitmask of its free cells (bit `row·width + column`), a move blocks a 2×2 square of free cells.
-/// Grundy values are memoized per whole board in a `HashMap`: no splitting into components, no
-/// symmetry. It is the reference of the engine's tests and the plain baseline of its benchmark.
+/// A placement game from its literal rules, on boards of at most 64 cells: a board is the bitmask
+/// of its free cells (bit `row·width + column`), a move blocks the free cells of one piece: a 2×2
+/// square ([`BoardBruteForce::new`]) or a domino ([`BoardBruteForce::cram`]). Grundy values are
+/// memoized per whole board in a `HashMap`: no splitting into components, no symmetry. It is the
+/// reference of the engines' tests and the plain baseline of the 2×2 game's benchmark.
 pub struct BoardBruteForce {
-    squares: Vec<u64>,
+    pieces: Vec<u64>,
     memo: HashMap<u64, u64>,
 }
 
 impl BoardBruteForce {
-    /// The game on a `height`×`width` board. Panics unless `height·width ≤ 64`.
+    /// The 2×2 game on a `height`×`width` board. Panics unless `height·width ≤ 64`.
     pub fn new(height: usize, width: usize) -> BoardBruteForce {
-        assert!(height * width <= 64, "a {height}×{width} board has more than 64 cells");
-        let mut squares = Vec::new();
-        for row in 0..height.saturating_sub(1) {
-            for column in 0..width.saturating_sub(1) {
-                let at = row * width + column;
-                squares.push(1 << at | 1 << (at + 1) | 1 << (at + width) | 1 << (at + width + 1));
-            }
-        }
-        BoardBruteForce { squares, memo: HashMap::new() }
+        BoardBruteForce::with_pieces(height, width, &[&[(0, 0), (0, 1), (1, 0), (1, 1)]])
     }
 
-    /// The game on the board `rows` (`0` a free cell, anything else blocked), and the bitmask of
-    /// its free cells. Panics unless the board is a non-empty rectangle of at most 64 cells.
+    /// Cram on a `height`×`width` board: a domino either way round. Panics unless
+    /// `height·width ≤ 64`.
+    pub fn cram(height: usize, width: usize) -> BoardBruteForce {
+        BoardBruteForce::with_pieces(height, width, &[&[(0, 0), (0, 1)], &[(0, 0), (1, 0)]])
+    }
+
+    /// The game whose moves are the `shapes` (cells as `(row, column)` offsets from the first),
+    /// wherever they fit on a `height`×`width` board.
+    fn with_pieces(height: usize, width: usize, shapes: &[&[(usize, usize)]]) -> BoardBruteForce {
+        assert!(height * width <= 64, "a {height}×{width} board has more than 64 cells");
+        let mut pieces = Vec::new();
+        for row in 0..height {
+            for column in 0..width {
+                for shape in shapes {
+                    if shape.iter().all(|&(r, c)| row + r < height && column + c < width) {
+                        pieces
+                            .push(shape.iter().fold(0, |piece, &(r, c)| piece | 1 << ((row + r) * width + column + c)));
+                    }
+                }
+            }
+        }
+        BoardBruteForce { pieces, memo: HashMap::new() }
+    }
+
+    /// The 2×2 game on the board `rows` (`0` a free cell, anything else blocked), and the bitmask
+    /// of its free cells. Panics unless the board is a non-empty rectangle of at most 64 cells.
     pub fn for_rows(rows: &[String]) -> (BoardBruteForce, u64) {
         let width = rows.first().map_or(0, String::len);
         assert!(width > 0 && rows.iter().all(|row| row.len() == width), "not a rectangle: {rows:?}");
@@ -153,9 +170,9 @@ impl BoardBruteForce {
         (BoardBruteForce::new(rows.len(), width), free)
     }
 
-    /// The squares a move may block, as bitmasks of their four cells.
-    pub fn squares(&self) -> &[u64] {
-        &self.squares
+    /// The pieces a move may place, as bitmasks of their cells, row-major.
+    pub fn pieces(&self) -> &[u64] {
+        &self.pieces
     }
 
     /// The Grundy value of the board whose free cells are the bits of `free`.
@@ -163,13 +180,13 @@ impl BoardBruteForce {
         if let Some(&value) = self.memo.get(&free) {
             return value;
         }
-        // A value is at most the number of moves, and 64 cells hold at most 49 squares: a u128
-        // holds every option.
+        // A value is at most the longest game, and 64 cells hold at most 32 pieces: a u128 holds
+        // every option.
         let mut options = 0u128;
-        for index in 0..self.squares.len() {
-            let square = self.squares[index];
-            if free & square == square {
-                options |= 1 << self.grundy(free & !square);
+        for index in 0..self.pieces.len() {
+            let piece = self.pieces[index];
+            if free & piece == piece {
+                options |= 1 << self.grundy(free & !piece);
             }
         }
         let value = u64::from((!options).trailing_zeros());
@@ -220,7 +237,7 @@ mod tests {
     fn the_brute_force_knows_small_boards() {
         let rows = |rows: &[&str]| rows.iter().map(|row| row.to_string()).collect::<Vec<_>>();
         let (mut empty, free) = BoardBruteForce::for_rows(&rows(&["000", "000"]));
-        assert_eq!((empty.squares().len(), empty.grundy(free)), (2, 1));
+        assert_eq!((empty.pieces().len(), empty.grundy(free)), (2, 1));
         let (mut sample, free) = BoardBruteForce::for_rows(&rows(&["0000", "0010", "0100", "0000"]));
         assert_eq!(sample.grundy(free), 0, "HDU 1760's second sample: the first player loses");
         assert!(sample.states() > 1);

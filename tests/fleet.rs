@@ -664,7 +664,7 @@ async fn operations(server: &TestServer) -> Operations {
 
 fn full_boards(rows: (u32, u32), columns: (u32, u32)) -> proto::ExploreRequest {
     let (min_rows, max_rows, min_columns, max_columns) = (rows.0, rows.1, columns.0, columns.1);
-    let family = proto::FullBoards { min_rows, max_rows, min_columns, max_columns };
+    let family = proto::FullBoards { min_rows, max_rows, min_columns, max_columns, game: 0 };
     proto::ExploreRequest { job: Some(proto::explore_request::Job::FullBoards(family)), ..Default::default() }
 }
 

@@ -304,6 +304,62 @@ async fn heap_values_are_served_from_the_store_after_a_restart() {
     assert_eq!(again.heap_values, first.heap_values);
 }
 
+fn cram(rows: &[&str]) -> proto::Position {
+    proto::Position { game: Some(P::Cram(proto::Cram { rows: rows.iter().map(|row| row.to_string()).collect() })) }
+}
+
+/// Cram through the real server: published values of full boards (Glop's records, as in the
+/// tests of `games::cram`), random boards like the engine, winning dominoes lead to 0, Analyze, a
+/// sum with the 2×2 game, and bad boards named by field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cram_answers_like_the_engine_and_its_winning_dominoes_lead_to_zero() {
+    let server = TestServer::builder().start();
+    let mut client = server.client().await;
+    for (rows, columns, value) in [(3, 6, 4), (4, 7, 3), (5, 6, 2), (6, 6, 0), (10, 10, 0)] {
+        let board: Vec<String> = vec!["0".repeat(columns); rows];
+        let board: Vec<&str> = board.iter().map(String::as_str).collect();
+        let answer = client.solve(solve_request(cram(&board))).await.unwrap().into_inner();
+        assert_eq!(answer.grundy, Some(value), "{rows}x{columns}");
+    }
+    let mut random = SplitMix::new(9);
+    for _ in 0..40 {
+        let position = random_position(&mut random, GameTag::Cram, 6);
+        let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
+        assert_eq!(answer.grundy, engine_value(&position).nimber(), "{position:?}");
+        let best =
+            client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+        if answer.outcome() == Outcome::NextPlayerWins {
+            let Some(proto::r#move::Game::Cram(domino)) = best.r#move.and_then(|mv| mv.game) else {
+                panic!("a domino: {position:?}")
+            };
+            assert_ne!(domino.orientation, 0, "{domino:?}");
+            let after = client.solve(solve_request(best.after.expect("a winning move"))).await.unwrap().into_inner();
+            assert_eq!(after.grundy, Some(0), "{position:?} with {domino:?}");
+        }
+    }
+    let board = cram(&["0000", "0010", "0000"]);
+    let analysis = proto::AnalyzeRequest { position: Some(board.clone()), ..Default::default() };
+    let analysis = client.analyze(analysis).await.unwrap().into_inner();
+    assert_eq!(analysis.total_moves, 14);
+    for analysed in &analysis.moves {
+        assert_eq!(analysed.winning, analysed.grundy == Some(0), "{analysed:?}");
+    }
+    let tetris = proto::Position { game: Some(P::Tetris(proto::Tetris { rows: vec!["000".into(); 3] })) };
+    let sum = proto::Position { game: Some(P::Sum(proto::Sum { components: vec![board, tetris] })) };
+    let answer = client.solve(solve_request(sum.clone())).await.unwrap().into_inner();
+    assert_eq!(answer.grundy, engine_value(&sum).nimber());
+    let cases = [
+        (cram(&["000", "00"]), "cram.rows[1] has 2 columns but cram.rows[0] has 3"),
+        (cram(&["0x0"]), "cram.rows[0] column 2 is 'x'"),
+        (cram(&[]), "cram.rows is empty"),
+    ];
+    for (position, says) in cases {
+        let status = client.solve(solve_request(position)).await.expect_err("rejected");
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().contains(says), "{says:?} not in {:?}", status.message());
+    }
+}
+
 fn node_kayles(vertices: u32, edges: &[(u32, u32)]) -> proto::Position {
     let edges = edges.iter().map(|&(from, to)| proto::Edge { from, to }).collect();
     proto::Position { game: Some(P::NodeKayles(proto::NodeKayles { vertices, edges })) }

@@ -70,6 +70,7 @@ async fn a_sub_boards_family_is_deduplicated_by_symmetry_and_matches_the_engine(
         job: Some(Job::SubBoards(proto::SubBoards {
             board: Some(proto::Tetris { rows: vec!["0000".into(); 4] }),
             max_blocked: 2,
+            game: proto::BoardGame::Tetris as i32,
         })),
         ..Default::default()
     };
@@ -84,6 +85,48 @@ async fn a_sub_boards_family_is_deduplicated_by_symmetry_and_matches_the_engine(
             proto::Position { game: Some(proto::position::Game::Tetris(proto::Tetris { rows: row.board.clone() })) };
         assert_eq!(row.grundy, engine_value(&position).nimber(), "{:?}", row.board);
     }
+}
+
+/// Cram's families: full boards (even by even are 0) and the sub-boards of a 3×4 board, every row
+/// matching a solve of its board.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cram_families_run_as_operations_and_match_the_engine() {
+    let server = TestServer::builder().start();
+    let mut solver = server.client().await;
+    let mut client = operations(&server).await;
+    let cram = |rows: Vec<String>| proto::Position { game: Some(proto::position::Game::Cram(proto::Cram { rows })) };
+    let mut full = full_boards((1, 4), (2, 5));
+    if let Some(Job::FullBoards(family)) = &mut full.job {
+        family.game = proto::BoardGame::Cram as i32;
+    }
+    let mut sub = sub_boards(&["0000"; 3], 2);
+    if let Some(Job::SubBoards(family)) = &mut sub.job {
+        family.game = proto::BoardGame::Cram as i32;
+    }
+    for request in [full, sub] {
+        let name = solver.explore(request).await.unwrap().into_inner().name;
+        let done = client.wait_operation(lro::WaitOperationRequest { name, timeout: None }).await.unwrap().into_inner();
+        let rows = result(&done).rows;
+        assert!(rows.len() > 10, "{rows:?}");
+        for row in &rows {
+            let board = if row.board.is_empty() {
+                vec!["0".repeat(row.columns as usize); row.rows as usize]
+            } else {
+                row.board.clone()
+            };
+            assert_eq!(row.grundy, engine_value(&cram(board.clone())).nimber(), "{board:?}");
+            if row.board.is_empty() && row.rows % 2 == 0 && row.columns % 2 == 0 {
+                assert_eq!(row.grundy, Some(0), "{board:?}");
+            }
+        }
+    }
+    let mut bad = full_boards((1, 2), (1, 2));
+    if let Some(Job::FullBoards(family)) = &mut bad.job {
+        family.game = 7;
+    }
+    let status = solver.explore(bad).await.expect_err("an unknown game");
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("full_boards.game is 7"), "{}", status.message());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -271,6 +314,7 @@ async fn bad_input_is_rejected_naming_the_field_and_unknown_names_are_not_found(
         job: Some(Job::SubBoards(proto::SubBoards {
             board: Some(proto::Tetris { rows: vec!["0".repeat(12); 12] }),
             max_blocked: 4,
+            game: proto::BoardGame::Unspecified as i32,
         })),
         ..Default::default()
     };

@@ -32,8 +32,11 @@ pub enum Format {
 /// What `nimber explore` computes.
 #[derive(clap::Subcommand)]
 pub enum ExploreJob {
-    /// The value of every full board of the 2×2 placement game in a range of sizes.
+    /// The value of every full board of a placement game in a range of sizes.
     FullBoards {
+        /// The game.
+        #[arg(long, value_enum, default_value = "tetris")]
+        game: BoardGameArg,
         /// The fewest rows.
         #[arg(long, default_value_t = 1)]
         min_rows: u32,
@@ -50,6 +53,9 @@ pub enum ExploreJob {
     /// The value of every board obtained by blocking up to `--max-blocked` free cells of a board,
     /// deduplicated by symmetry.
     SubBoards {
+        /// The game.
+        #[arg(long, value_enum, default_value = "tetris")]
+        game: BoardGameArg,
         /// The board's rows, comma-separated, '0' free and '1' blocked (e.g. 0000,0010,0000).
         #[arg(long, value_delimiter = ',')]
         board: Vec<String>,
@@ -75,12 +81,44 @@ pub enum ExploreJob {
         #[arg(long)]
         up_to: u64,
     },
-    /// The value of one 2×2-placement board.
+    /// The value of one board of a placement game.
     Solve {
+        /// The game.
+        #[arg(long, value_enum, default_value = "tetris")]
+        game: BoardGameArg,
         /// The board's rows, comma-separated, '0' free and '1' blocked.
         #[arg(long, value_delimiter = ',')]
         board: Vec<String>,
     },
+}
+
+/// A placement game, for `nimber explore`'s families of boards.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum BoardGameArg {
+    /// The 2×2 placement game.
+    Tetris,
+    /// Cram: dominoes either way round.
+    Cram,
+}
+
+impl BoardGameArg {
+    /// The game in a request.
+    fn to_proto(self) -> proto::BoardGame {
+        match self {
+            BoardGameArg::Tetris => proto::BoardGame::Tetris,
+            BoardGameArg::Cram => proto::BoardGame::Cram,
+        }
+    }
+
+    /// The position of the board `rows`.
+    fn position(self, rows: Vec<String>) -> proto::Position {
+        use proto::position::Game;
+        let game = match self {
+            BoardGameArg::Tetris => Game::Tetris(proto::Tetris { rows }),
+            BoardGameArg::Cram => Game::Cram(proto::Cram { rows }),
+        };
+        proto::Position { game: Some(game) }
+    }
 }
 
 /// The process's memory limit (`--memory-limit`), shared by `serve`, `judge` and `explore`.
@@ -216,12 +254,15 @@ fn endpoint(server: &str) -> String {
 impl ExploreJob {
     fn request(self) -> proto::ExploreRequest {
         let job = match self {
-            ExploreJob::FullBoards { min_rows, max_rows, min_columns, max_columns } => {
-                Job::FullBoards(proto::FullBoards { min_rows, max_rows, min_columns, max_columns })
+            ExploreJob::FullBoards { game, min_rows, max_rows, min_columns, max_columns } => {
+                let game = game.to_proto() as i32;
+                Job::FullBoards(proto::FullBoards { min_rows, max_rows, min_columns, max_columns, game })
             }
-            ExploreJob::SubBoards { board, max_blocked } => {
-                Job::SubBoards(proto::SubBoards { board: Some(proto::Tetris { rows: board }), max_blocked })
-            }
+            ExploreJob::SubBoards { game, board, max_blocked } => Job::SubBoards(proto::SubBoards {
+                board: Some(proto::Tetris { rows: board }),
+                max_blocked,
+                game: game.to_proto() as i32,
+            }),
             ExploreJob::HeapSequence { rules, subtraction, all_but, up_to } => {
                 use proto::heap_sequence::Rules;
                 let rules = match rules {
@@ -231,12 +272,9 @@ impl ExploreJob {
                 };
                 Job::HeapSequence(proto::HeapSequence { rules: Some(rules), up_to })
             }
-            ExploreJob::Solve { board } => Job::Solve(proto::SolveRequest {
-                position: Some(proto::Position {
-                    game: Some(proto::position::Game::Tetris(proto::Tetris { rows: board })),
-                }),
-                id: String::new(),
-            }),
+            ExploreJob::Solve { game, board } => {
+                Job::Solve(proto::SolveRequest { position: Some(game.position(board)), id: String::new() })
+            }
         };
         let mut request = proto::ExploreRequest { job: Some(job), ..Default::default() };
         // The same command gets the same job: a rerun continues (or prints) the earlier one.

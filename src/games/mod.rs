@@ -10,12 +10,14 @@ pub mod registry;
 pub use self::registry::{Lookup, ServedGame, Sizes};
 
 pub mod analysis;
+pub mod cram;
 pub mod cutting;
 pub mod diagonal_walk;
 pub mod heap;
 #[cfg(test)]
 pub(crate) mod move_set_tests;
 pub mod node_kayles;
+pub mod placement;
 pub mod reclamation;
 pub mod stone_boxes;
 pub mod sum;

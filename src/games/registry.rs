@@ -39,6 +39,7 @@ macro_rules! with_games {
             DiagonalWalk($crate::games::diagonal_walk::Walk) = 5,
             Heaps($crate::games::heap::Heaps) = 6,
             NodeKayles($crate::games::node_kayles::Graph) = 7,
+            Cram($crate::games::cram::Board) = 8,
         }
     };
 }

@@ -651,7 +651,8 @@ mod tests {
                 "reclamation.reclaimed",
                 "tetris.rows",
                 "heaps.heaps",
-                "node_kayles.edges"
+                "node_kayles.edges",
+                "cram.rows"
             ]
         );
         let items: Vec<Items> =
@@ -659,6 +660,7 @@ mod tests {
         assert_eq!(items[..4], [Items::Delimited; 4]);
         assert_eq!(items[4], Items::Varints, "heaps are packed varints");
         assert_eq!(items[5], Items::Delimited, "edges are messages");
+        assert_eq!(items[6], Items::Delimited, "rows are strings");
     }
 
     #[test]

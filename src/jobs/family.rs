@@ -1,5 +1,5 @@
-//! What a job computes: a request validated into a [`Job`]; the items of a family of 2×2-placement
-//! boards in a fixed order (so that a resumed job finds its finished items by index); and a
+//! What a job computes: a request validated into a [`Job`]; the items of a family of boards of a
+//! placement game in a fixed order (so that a resumed job finds its finished items by index); and a
 //! [`Chain`], a family computed in order whose state carries from item to item (the values of a
 //! heap game).
 
@@ -9,6 +9,7 @@ use std::time::Instant;
 use crate::games::heap::{self, rules::Rules, sequence::Sequence};
 use crate::games::sum::SumValue;
 use crate::games::tetris::Board;
+use crate::games::{cram, tetris};
 use crate::games::{Budget, Interrupted};
 use crate::games::{Position, Value};
 use crate::grpc::convert::{self, InvalidArgument};
@@ -59,7 +60,7 @@ impl Job {
 /// when its values outgrow its share, [`ChainState::outgrew`]).
 pub const BYTES_PER_HEAP: u64 = 2;
 
-/// A family of 2×2-placement boards.
+/// A family of boards of a placement game.
 #[derive(Clone, Debug)]
 pub enum Family {
     /// Every full board with rows and columns in these ranges.
@@ -68,14 +69,29 @@ pub enum Family {
         rows: (usize, usize),
         /// The fewest and most columns.
         columns: (usize, usize),
+        /// The game.
+        game: BoardGame,
     },
     /// Every board obtained from `board` by blocking up to `max_blocked` of its free cells.
     SubBoards {
-        /// The original board (boxed: a board is half a kilobyte).
+        /// The original board's cells (boxed: a board is half a kilobyte).
         board: Box<Board>,
         /// The most cells to block.
         max_blocked: usize,
+        /// The game.
+        game: BoardGame,
     },
+}
+
+/// The placement game of a family (`BOARD_GAME_UNSPECIFIED` is the 2×2 game).
+pub type BoardGame = proto::BoardGame;
+
+/// The position of the board `rows` in the placement game `game`.
+fn board_position(game: BoardGame, rows: &[String]) -> Result<Position, crate::games::placement::BoardError> {
+    Ok(match game {
+        BoardGame::Unspecified | BoardGame::Tetris => Position::from(tetris::Board::new(rows)?),
+        BoardGame::Cram => Position::from(cram::Board::new(rows)?),
+    })
 }
 
 /// One board of a family, as it appears in the table.
@@ -89,12 +105,14 @@ pub struct Item {
     pub count: u64,
     /// Whether the table shows the board itself (`sub_boards`) or only its size (`full_boards`).
     pub show_board: bool,
+    /// The game.
+    pub game: BoardGame,
 }
 
 impl Item {
     /// The position of this item (valid by construction).
     pub fn position(&self) -> Position {
-        Position::from(Board::new(&self.rows).expect("family boards are valid by construction"))
+        board_position(self.game, &self.rows).expect("family boards are valid by construction")
     }
 
     /// The item's row of the table, with its value and whether the memo had it.
@@ -179,7 +197,7 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
         ProtoJob::FullBoards(full) => {
             let rows = side_range("full_boards", "rows", full.min_rows, full.max_rows)?;
             let columns = side_range("full_boards", "columns", full.min_columns, full.max_columns)?;
-            Job::Family(Family::FullBoards { rows, columns })
+            Job::Family(Family::FullBoards { rows, columns, game: board_game("full_boards", full.game)? })
         }
         ProtoJob::SubBoards(sub) => {
             let rows = sub.board.map(|board| board.rows).unwrap_or_default();
@@ -197,9 +215,20 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
                     ),
                 ));
             }
-            Job::Family(Family::SubBoards { board: Box::new(board), max_blocked })
+            let game = board_game("sub_boards", sub.game)?;
+            Job::Family(Family::SubBoards { board: Box::new(board), max_blocked, game })
         }
         ProtoJob::HeapSequence(sequence) => heap_sequence(sequence)?,
+    })
+}
+
+/// The game of a family's request, `{family}.game`.
+fn board_game(family: &str, game: i32) -> Result<BoardGame, InvalidArgument> {
+    BoardGame::try_from(game).map_err(|_| {
+        InvalidArgument::field(
+            format!("{family}.game"),
+            format!("is {game}; expected BOARD_GAME_TETRIS (1), BOARD_GAME_CRAM (2) or unset (the 2×2 game)"),
+        )
     })
 }
 
@@ -289,16 +318,17 @@ impl Family {
     /// The family's boards, in the table's order: always the same for the same family.
     pub fn items(&self) -> Vec<Item> {
         match self {
-            Family::FullBoards { rows, columns } => (rows.0..=rows.1)
+            Family::FullBoards { rows, columns, game } => (rows.0..=rows.1)
                 .flat_map(|height| (columns.0..=columns.1).map(move |width| (height, width)))
                 .map(|(height, width)| Item {
                     rows: vec!["0".repeat(width); height],
                     blocked: 0,
                     count: 1,
                     show_board: false,
+                    game: *game,
                 })
                 .collect(),
-            Family::SubBoards { board, max_blocked } => sub_boards(board, *max_blocked),
+            Family::SubBoards { board, max_blocked, game } => sub_boards(board, *max_blocked, *game),
         }
     }
 }
@@ -528,7 +558,7 @@ impl Bits {
 /// Every board obtained by blocking up to `max_blocked` free cells of `board`: by number of cells
 /// blocked, then by the blocked cells in row-major lexicographic order; a board symmetric to an
 /// earlier one adds to the earlier one's count instead.
-fn sub_boards(board: &Board, max_blocked: usize) -> Vec<Item> {
+fn sub_boards(board: &Board, max_blocked: usize, game: BoardGame) -> Vec<Item> {
     let free = free_cells(board);
     let original = Bits::of(board);
     let mut index_of: HashMap<[u64; 4], usize> = HashMap::new();
@@ -545,7 +575,7 @@ fn sub_boards(board: &Board, max_blocked: usize) -> Vec<Item> {
                 std::collections::hash_map::Entry::Occupied(entry) => items[*entry.get()].count += 1,
                 std::collections::hash_map::Entry::Vacant(entry) => {
                     entry.insert(items.len());
-                    items.push(Item { rows: bits.rows(), blocked: blocked as u32, count: 1, show_board: true });
+                    items.push(Item { rows: bits.rows(), blocked: blocked as u32, count: 1, show_board: true, game });
                 }
             }
             if !next_combination(&mut chosen, free.len()) {
@@ -612,7 +642,7 @@ mod tests {
 
     #[test]
     fn sub_boards_of_a_square_are_deduplicated_by_its_eight_symmetries() {
-        let items = sub_boards(&board(&["000", "000", "000"]), 1);
+        let items = sub_boards(&board(&["000", "000", "000"]), 1, BoardGame::Tetris);
         // The full board, then one blocked cell: a corner (4), an edge middle (4), the centre (1).
         let counts: Vec<(u32, u64)> = items.iter().map(|item| (item.blocked, item.count)).collect();
         assert_eq!(counts, vec![(0, 1), (1, 4), (1, 4), (1, 1)]);
@@ -621,7 +651,7 @@ mod tests {
 
     #[test]
     fn sub_boards_of_a_rectangle_use_its_four_symmetries() {
-        let items = sub_boards(&board(&["000", "000"]), 1);
+        let items = sub_boards(&board(&["000", "000"]), 1, BoardGame::Cram);
         // One blocked cell of a 2×3 board: a corner (4) or a middle of a long side (2).
         let counts: Vec<u64> = items.iter().map(|item| item.count).collect();
         assert_eq!(counts, vec![1, 4, 2]);
@@ -630,7 +660,7 @@ mod tests {
     #[test]
     fn every_sub_board_count_adds_up_to_the_family() {
         let original = board(&["0010", "0000", "0100"]);
-        let items = sub_boards(&original, 3);
+        let items = sub_boards(&original, 3, BoardGame::Unspecified);
         assert_eq!(items.iter().map(|item| item.count).sum::<u64>(), family_size(10, 3));
         assert!(items.iter().all(|item| item.rows.len() == 3));
     }
@@ -648,6 +678,7 @@ mod tests {
             job: Some(ProtoJob::SubBoards(proto::SubBoards {
                 board: Some(proto::Tetris { rows: vec!["0".repeat(16); 16] }),
                 max_blocked: 3,
+                game: proto::BoardGame::Cram as i32,
             })),
             ..Default::default()
         };

@@ -23,6 +23,7 @@ pub fn full_boards(rows: (u32, u32), columns: (u32, u32)) -> proto::ExploreReque
             max_rows: rows.1,
             min_columns: columns.0,
             max_columns: columns.1,
+            game: proto::BoardGame::Unspecified as i32,
         })),
         ..Default::default()
     }
@@ -92,6 +93,7 @@ pub fn sub_boards(board: &[&str], max_blocked: u32) -> proto::ExploreRequest {
         job: Some(Job::SubBoards(proto::SubBoards {
             board: Some(proto::Tetris { rows: board.iter().map(|row| row.to_string()).collect() }),
             max_blocked,
+            game: proto::BoardGame::Unspecified as i32,
         })),
         ..Default::default()
     }

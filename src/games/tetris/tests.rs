@@ -4,11 +4,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::band::Band;
-use super::bits::{Grid, LongBand, PlacementSet, Symmetry, Wide, Word};
-use super::window::Window;
 use super::*;
-use crate::games::{Budget, GameTag, Memo, NoMemo, Outcome, Value};
+use crate::games::placement::{components, BoardPoints, PointSet, Wide, Word};
+use crate::games::{
+    Budget, FieldPath, Game, GameTag, Interrupted, Memo, NoMemo, Outcome, SearchContext, SetupError, Value,
+};
 use crate::random::SplitMix;
 use crate::testing::{random_board, BoardBruteForce as BruteForce};
 
@@ -177,11 +177,11 @@ fn agrees_with_plain_component_search_on_larger_boards() {
         let board = Board::new(&rows).expect("generated boards are valid");
         let (mut plain, set) = PlainKayles::new(&board);
         assert_eq!(value(&board), plain.value(set), "board {rows:?}");
-        let wide = |part: BoardPlacements| {
+        let wide = |part: BoardPoints| {
             let (_, height, width) = part.at_origin();
             height > 8 || width > 8
         };
-        wide_components += board.placements().components().filter(|&part| wide(part)).count();
+        wide_components += components::<Square, _>(board.points()).filter(|&part| wide(part)).count();
     }
     // The larger boards do exercise the search on the whole grid.
     assert!(wide_components >= 5, "{wide_components}");
@@ -207,8 +207,8 @@ fn long_boards_by_cell_count_agree_with_plain_component_search() {
             assert_eq!(value(&board), expected, "{:?}", board.rows());
             assert_eq!(value(&Board::new(&turned).expect("turned boards are valid")), expected, "{turned:?}");
             long_components += board
-                .placements()
-                .components()
+                .points()
+                .split(BoardPoints::with_king_neighbours, |_| false)
                 .filter(|&part| {
                     let (_, h, w) = part.at_origin();
                     h.max(w) > 16 && h.min(w) > 1
@@ -335,84 +335,6 @@ fn value_is_invariant_under_the_symmetries_of_the_board() {
     }
 }
 
-/// For random sets of each kind lying in a `height`×`width` box at the origin (of the shapes
-/// the engine puts in that kind): every image has the same canonical form, word tricks agree with
-/// the row-by-row images, and distinct options are one per class under the set's symmetries.
-fn check_canonical_forms<S: PlacementSet>(seed: u64, shapes: impl Fn(&mut SplitMix) -> (usize, usize)) {
-    let mut rng = SplitMix::new(seed);
-    for round in 0..200 {
-        let (height, width) = shapes(&mut rng);
-        let density = if round % 2 == 0 { 2 } else { 1 };
-        let rows: Vec<u64> = (0..height)
-            .map(|_| (0..density).fold(u64::MAX, |row, _| row & rng.next_u64()) & (u64::MAX >> (64 - width)))
-            .collect();
-        let set = S::from_rows(rows.iter().copied());
-        if set.is_empty() {
-            continue;
-        }
-        let (origin, h, w) = set.at_origin();
-        assert_eq!(origin.len(), set.len());
-        let canonical = origin.canonical(h, w);
-        for symmetry in Symmetry::ALL.into_iter().filter(|&s| S::fits(h, w, s)) {
-            let (image_rows, ih, iw) = origin.image_rows(h, w, symmetry);
-            let image = S::from_rows(image_rows.into_iter().take(ih));
-            assert_eq!(origin.image(h, w, symmetry), image, "{symmetry:?}");
-            assert_eq!(image.at_origin(), (image, ih, iw));
-            assert_eq!(image.canonical(ih, iw), canonical, "{symmetry:?} of {rows:?}");
-        }
-        // Every option is some symmetry's image of exactly one distinct option.
-        let (_, ch, cw) = canonical.at_origin();
-        // Two placements may leave the same option: count sets, not placements.
-        let options: Vec<S> = canonical.iter().map(|p| canonical.without(S::overlapping(p))).collect();
-        let symmetries = canonical.symmetries(ch, cw);
-        let mut distinct: Vec<S> = options.iter().copied().filter(|&o| symmetries.keep(o, ch, cw)).collect();
-        distinct.sort();
-        distinct.dedup();
-        let own: Vec<Symmetry> = Symmetry::ALL
-            .into_iter()
-            .filter(|&s| S::fits(ch, cw, s) && canonical.image(ch, cw, s) == canonical)
-            .collect();
-        for option in options {
-            let classes = distinct.iter().filter(|&&d| own.iter().any(|&s| d.image(ch, cw, s) == option)).count();
-            assert_eq!(classes, 1, "{option:?}");
-        }
-        check_options_and_their_parts(set);
-    }
-}
-
-/// The options of every component of `set` remove exactly the 3×3 block around the placement
-/// played, and their parts found from the ring around it are the connected components.
-fn check_options_and_their_parts<S: PlacementSet>(set: S) {
-    let at = |index: u32| ((index / S::STRIDE) as i64, (index % S::STRIDE) as i64);
-    for part in set.components() {
-        for played in part.iter() {
-            let (row, column) = at(played);
-            let option = part.without(S::overlapping(played));
-            assert!(part.iter().all(|q| {
-                let (r, c) = at(q);
-                option.contains(q) == ((r - row).abs() > 1 || (c - column).abs() > 1)
-            }));
-            let ring = option.ring_around(played);
-            let at_distance_two =
-                option.iter().filter(|&q| at(q).0.abs_diff(row).max(at(q).1.abs_diff(column)) == 2).count();
-            assert_eq!(ring.count_ones() as usize, at_distance_two, "{option:?} after {played}");
-            let mut found: Vec<S> = option.parts_after(played).collect();
-            let mut expected: Vec<S> = option.components().collect();
-            found.sort();
-            expected.sort();
-            assert_eq!(found, expected, "{option:?} after {played}");
-        }
-    }
-}
-
-#[test]
-fn canonical_forms_are_shared_by_all_images_in_every_kind_of_set() {
-    check_canonical_forms::<Window>(5, |rng| (1 + index_below(rng, 8), 1 + index_below(rng, 8)));
-    check_canonical_forms::<Band>(11, |rng| (1 + index_below(rng, 8), 9 + index_below(rng, 8)));
-    check_canonical_forms::<Grid>(99, |rng| (9 + index_below(rng, 8), 9 + index_below(rng, 8)));
-    check_canonical_forms::<LongBand>(3, |rng| (1 + index_below(rng, 15), 17 + index_below(rng, 47)));
-}
-
 #[test]
 fn moves_are_row_major_and_play_blocks_the_square() {
     let b = board(&["000", "000", "001"]);
@@ -438,25 +360,25 @@ fn moves_are_row_major_and_play_blocks_the_square() {
 fn board_errors_name_the_field() {
     let rows = |rows: &[&str]| -> Vec<String> { rows.iter().map(|r| r.to_string()).collect() };
     let board_of = |height: usize, width: usize| Board::new(&vec!["0".repeat(width); height]);
-    assert_eq!(Board::new(&[]), Err(TetrisError::Empty));
-    assert_eq!(Board::new(&rows(&[""])), Err(TetrisError::Empty));
+    assert_eq!(Board::new(&[]), Err(BoardError::Empty));
+    assert_eq!(Board::new(&rows(&[""])), Err(BoardError::Empty));
     // Any rectangle of at most 256 cells, each side at most 64.
     for (height, width) in [(16, 16), (3, 30), (4, 60), (8, 32), (4, 64), (64, 4), (1, 64), (64, 1), (2, 64), (15, 17)]
     {
         assert!(board_of(height, width).is_ok(), "{height}x{width}");
     }
-    assert_eq!(board_of(65, 1), Err(TetrisError::TooManyRows { rows: 65 }));
-    assert_eq!(board_of(1, 65), Err(TetrisError::TooManyColumns { columns: 65 }));
-    assert_eq!(board_of(17, 16), Err(TetrisError::TooManyCells { rows: 17, columns: 16 }));
-    assert_eq!(board_of(5, 52), Err(TetrisError::TooManyCells { rows: 5, columns: 52 }));
+    assert_eq!(board_of(65, 1), Err(BoardError::TooManyRows { rows: 65 }));
+    assert_eq!(board_of(1, 65), Err(BoardError::TooManyColumns { columns: 65 }));
+    assert_eq!(board_of(17, 16), Err(BoardError::TooManyCells { rows: 17, columns: 16 }));
+    assert_eq!(board_of(5, 52), Err(BoardError::TooManyCells { rows: 5, columns: 52 }));
     let ragged = Board::new(&rows(&["000", "000", "00"])).unwrap_err();
-    assert_eq!(ragged, TetrisError::RaggedRow { row: 2, length: 2, expected: 3 });
+    assert_eq!(ragged, BoardError::RaggedRow { row: 2, length: 2, expected: 3 });
     assert_eq!(ragged.to_string(), "rows[2] has 2 columns but rows[0] has 3");
     let bad = Board::new(&rows(&["000", "0x0"])).unwrap_err();
-    assert_eq!(bad, TetrisError::BadCell { row: 1, column: 2, found: 'x' });
+    assert_eq!(bad, BoardError::BadCell { row: 1, column: 2, found: 'x' });
     assert!(bad.to_string().starts_with("rows[1] column 2 is 'x'"));
-    assert!(TetrisError::TooManyRows { rows: 65 }.to_string().contains("limit is 64"));
-    let cells = TetrisError::TooManyCells { rows: 17, columns: 16 };
+    assert!(BoardError::TooManyRows { rows: 65 }.to_string().contains("limit is 64"));
+    let cells = BoardError::TooManyCells { rows: 17, columns: 16 };
     assert_eq!(cells.field(), FieldPath::field("rows"));
     let cells = cells.to_string();
     assert!(cells.contains("272 cells") && cells.contains("limit is 256"), "{cells}");
@@ -550,7 +472,7 @@ fn thin_long_boards_match_the_brute_force_both_ways_round() {
         assert_eq!(value(&tall), expected, "{turned:?}");
         for board in [&wide, &tall] {
             let legal: Vec<Placement> = board.moves().iter().collect();
-            assert_eq!(legal.len(), BruteForce::new(2, length).squares().iter().filter(|&&sq| free & sq == sq).count());
+            assert_eq!(legal.len(), BruteForce::new(2, length).pieces().iter().filter(|&&sq| free & sq == sq).count());
             let (total, best) = board.best_move(&mut SearchContext::in_memory()).unwrap();
             assert_eq!(total, expected);
             match best {

@@ -1,7 +1,7 @@
 //! Components up to 8×8 placements (a 9×9 board) as one `u64`, bit `8·r + c`: the most searched
 //! sets, so their symmetries use single-word tricks instead of the row-by-row defaults.
 
-use super::bits::{PlacementSet, Symmetry};
+use super::bits::{PointSet, Symmetry};
 
 /// A set of placements in an 8×8 window, bit `8·r + c` for the placement at 0-based `(r, c)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -23,7 +23,7 @@ pub fn transpose(mut x: u64) -> u64 {
     x
 }
 
-impl PlacementSet for Window {
+impl PointSet for Window {
     type Word = u64;
     const STRIDE: u32 = 8;
     const FIRST_COLUMN: u64 = 0x0101_0101_0101_0101;

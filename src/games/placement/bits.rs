@@ -1,26 +1,27 @@
-//! Sets of placements as bitboards, written once for every word size ([`PlacementSet`]).
+//! Sets of points as bitboards, written once for every word size ([`PointSet`]).
 //!
-//! A placement is the 0-based top-left cell `(r, c)` of a 2×2 square. A set stores it as bit
-//! `STRIDE·r + c` of its word: row by row, `STRIDE` bits a row. Shifts by one column are masked
-//! with the first and last column, so no placement wraps into the next row. The sets:
+//! A point is what a placement game's moves are made of: the top-left cell of a 2×2 square's
+//! placement in the 2×2 game, a free cell in Cram. A set stores the point at 0-based `(r, c)` as
+//! bit `STRIDE·r + c` of its word: row by row, `STRIDE` bits a row. Shifts by one column are
+//! masked with the first and last column, so no point wraps into the next row. The sets:
 //!
 //! | set | word | rows × columns | holds |
 //! |---|---|---|---|
-//! | [`Window`](super::window::Window) | `u64` | 8 × 8 | components up to 8×8 placements (the most searched) |
+//! | [`Window`](super::window::Window) | `u64` | 8 × 8 | components up to 8×8 points (the most searched) |
 //! | [`Band`](super::band::Band) | `u128` | 8 × 16 | components at most 8 across and 9 to 16 long |
 //! | [`Grid`] | 256 bits | 16 × 16 | components 9 to 16 both ways |
-//! | [`LongBand`] | 1024 bits | 16 × 64 | components longer than 16 (boards with a side over 17) |
-//! | [`BoardPlacements`] | 1024 bits | 16 × 64 | the placements of a whole board (turned if higher) |
+//! | [`LongBand`] | 1024 bits | 16 × 64 | components longer than 16 (boards with a side over 16) |
+//! | [`BoardPoints`] | 1024 bits | 16 × 64 | the points of a whole board (turned if higher) |
 //!
 //! Every component of a board of at most [`MAX_CELLS`](super::MAX_CELLS) cells fits one of the
-//! first four once turned so that it is no higher than wide: a component of `h×w` placements
-//! needs a board of at least `(h+1)×(w+1)` cells, so `h ≤ w` gives `h ≤ 15` and `w ≤ 63`.
+//! first four once turned so that it is no higher than wide: a component of `h×w` points lies in
+//! at least `h×w` cells, so `h ≤ w` gives `h ≤ 16` and `w ≤ 64`.
 
 use std::fmt::Debug;
 use std::hash::{Hash, Hasher};
 use std::ops::{BitAnd, BitOr, Not, Shl, Shr};
 
-/// A machine word, or an array of them, holding one bit per placement.
+/// A machine word, or an array of them, holding one bit per point.
 pub trait Word:
     Copy
     + Eq
@@ -247,7 +248,7 @@ impl<const N: usize> Word for Wide<N> {
     }
 }
 
-/// One of the 8 symmetries of a rectangle of placements at the origin: transpose first (if it
+/// One of the 8 symmetries of a rectangle of points at the origin: transpose first (if it
 /// does), then reverse the order of the rows, then of the columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Symmetry {
@@ -259,7 +260,7 @@ pub struct Symmetry {
     pub reverses_columns: bool,
 }
 
-/// The symmetries of a set other than the identity (see [`PlacementSet::symmetries`]).
+/// The symmetries of a set other than the identity (see [`PointSet::symmetries`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Symmetries {
     list: [Symmetry; 7],
@@ -270,7 +271,7 @@ impl Symmetries {
     /// Whether an option of the set is the one kept of its class: no symmetry of the set maps it
     /// onto a smaller set.
     #[inline]
-    pub fn keep<S: PlacementSet>(&self, option: S, height: usize, width: usize) -> bool {
+    pub fn keep<S: PointSet>(&self, option: S, height: usize, width: usize) -> bool {
         self.list[..self.count].iter().all(|&symmetry| option.image(height, width, symmetry) >= option)
     }
 }
@@ -293,16 +294,16 @@ impl Symmetry {
     };
 }
 
-/// The most rows any set has (a board's 63 rows of placements, rounded up).
+/// The most rows any set has (a board's 64 rows of cells).
 const MOST_ROWS: usize = 64;
 
-/// A set of placements in some word: everything about it written once, over [`Word`]. An
+/// A set of points in some word: everything about it written once, over [`Word`]. An
 /// implementation names its word, its row stride and the bits of its first column; it may
-/// replace [`PlacementSet::image`] and [`PlacementSet::canonical`] with faster word tricks.
-pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
+/// replace [`PointSet::image`] and [`PointSet::canonical`] with faster word tricks.
+pub trait PointSet: Copy + Eq + Ord + Hash + Default + Debug {
     /// The bits.
     type Word: Word;
-    /// Bits per row (at most 64): bit `STRIDE·r + c` is the placement at `(r, c)`.
+    /// Bits per row (at most 64): bit `STRIDE·r + c` is the point at `(r, c)`.
     const STRIDE: u32;
     /// Rows it holds.
     const ROWS: u32 = <Self::Word as Word>::BITS / Self::STRIDE;
@@ -316,7 +317,7 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     /// Its bits.
     fn word(self) -> Self::Word;
 
-    /// How many placements the set holds.
+    /// How many points the set holds.
     fn len(self) -> u32 {
         self.word().count_ones()
     }
@@ -326,12 +327,12 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
         self.word().is_zero()
     }
 
-    /// Whether placement `index` is in the set.
+    /// Whether point `index` is in the set.
     fn contains(self, index: u32) -> bool {
         self.word().bits_at(index) & 1 == 1
     }
 
-    /// The placements of `self` not in `other`.
+    /// The points of `self` not in `other`.
     fn without(self, other: Self) -> Self {
         Self::from_word(self.word() & !other.word())
     }
@@ -356,39 +357,44 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
         Self::from_word(word)
     }
 
-    /// The set together with every king-move neighbour of its placements (the placements a 2×2
+    /// The set together with every king-move neighbour of its points (the placements a 2×2
     /// square overlaps), within the word.
     #[inline]
-    fn dilate(self) -> Self {
+    fn with_king_neighbours(self) -> Self {
         let x = self.word();
         let across = x | (x << 1 & !Self::FIRST_COLUMN) | (x >> 1 & !Self::LAST_COLUMN);
         Self::from_word(across | across << Self::STRIDE | across >> Self::STRIDE)
+    }
+
+    /// The points one step up, down, left or right of a point of the set, within the word (the
+    /// set's own points only where they are such a neighbour).
+    #[inline]
+    fn orthogonal_neighbours(self) -> Self {
+        let x = self.word();
+        let across = (x << 1 & !Self::FIRST_COLUMN) | (x >> 1 & !Self::LAST_COLUMN);
+        Self::from_word(across | x << Self::STRIDE | x >> Self::STRIDE)
+    }
+
+    /// The set together with the points one step up, down, left or right of its points.
+    #[inline]
+    fn with_orthogonal_neighbours(self) -> Self {
+        Self::from_word(self.word() | self.orthogonal_neighbours().word())
     }
 
     /// The placements overlapping placement `index` (itself included): the 3×3 block around it,
     /// within the rows and columns of the set (its word holds exactly `ROWS` rows).
     #[inline]
     fn overlapping(index: u32) -> Self {
-        Self::from_word(Self::Word::default().with_bits_at(1, index)).dilate()
+        Self::single(index).with_king_neighbours()
     }
 
-    /// The placements at king distance exactly 2 from placement `index`: the ring of 16 cells
-    /// around the 3×3 block centred on it, bit `i` for the `i`-th cell of the 5×5 box in
-    /// row-major order, the inner 3×3 skipped.
-    fn ring_around(self, index: u32) -> u16 {
-        let (row, column) = (index / Self::STRIDE, index % Self::STRIDE);
-        let mut block = 0u32;
-        for i in 0..5 {
-            if let Some(r) = (row + i).checked_sub(2).filter(|&r| r < Self::ROWS) {
-                // Columns `column - 2 ..= column + 2` of row `r` (none past the row's ends).
-                block |= ((u128::from(self.row(r as usize)) << 2 >> column) as u32 & 0x1F) << (5 * i);
-            }
-        }
-        let sides = |r: u32| (block >> (5 * r) & 1) | (block >> (5 * r + 4) & 1) << 1;
-        (block & 0x1F | sides(1) << 5 | sides(2) << 7 | sides(3) << 9 | (block >> 20) << 11) as u16
+    /// The set of the one point `index`.
+    #[inline]
+    fn single(index: u32) -> Self {
+        Self::from_word(Self::Word::default().with_bits_at(1, index))
     }
 
-    /// The bit indices of the placements, in row-major order.
+    /// The bit indices of the points, in row-major order.
     fn iter(self) -> impl Iterator<Item = u32> {
         let mut rest = self.word();
         std::iter::from_fn(move || {
@@ -401,11 +407,12 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
         })
     }
 
-    /// The connected component (king adjacency) of `self` containing the placements of `seed`.
-    fn grown_from(self, seed: Self) -> Self {
+    /// The connected component of `self` containing the points of `seed`, where a point is
+    /// joined to the points `with_neighbours` adds to it.
+    fn grown_from(self, seed: Self, with_neighbours: impl Fn(Self) -> Self) -> Self {
         let mut part = seed.word();
         loop {
-            let grown = Self::from_word(part).dilate().word() & self.word();
+            let grown = with_neighbours(Self::from_word(part)).word() & self.word();
             if grown == part {
                 return Self::from_word(part);
             }
@@ -413,29 +420,24 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
         }
     }
 
-    /// The connected components (king adjacency), in the order of their first placements.
-    fn components(self) -> impl Iterator<Item = Self> {
-        self.split(|_| false)
-    }
-
-    /// The connected components of an option of a connected set, the one that played
-    /// placement `played`. Each holds a placement of the ring of 16 around the removed 3×3 block
-    /// (a path to the played placement passes through the ring), so once the ring's remaining
-    /// placements are connected among themselves, what remains is one component: found without
-    /// a flood fill.
-    fn parts_after(self, played: u32) -> impl Iterator<Item = Self> {
-        self.split(move |rest: Self| ring_is_connected(rest.ring_around(played)))
-    }
-
-    /// The connected components, each grown from the first placement left, except that what is
-    /// left is taken whole once `is_one_part` says it is connected.
-    fn split(self, is_one_part: impl Fn(Self) -> bool) -> impl Iterator<Item = Self> {
+    /// The connected components, where a point is joined to the points `with_neighbours` adds
+    /// to it, each grown from the first point left, except that what is left is taken whole
+    /// once `is_one_part` says it is connected; in the order of their first points.
+    fn split(
+        self,
+        with_neighbours: impl Fn(Self) -> Self + Copy,
+        is_one_part: impl Fn(Self) -> bool,
+    ) -> impl Iterator<Item = Self> {
         let mut rest = self;
         std::iter::from_fn(move || {
             if rest.is_empty() {
                 return None;
             }
-            let part = if is_one_part(rest) { rest } else { rest.grown_from(Self::from_word(rest.word().lowest())) };
+            let part = if is_one_part(rest) {
+                rest
+            } else {
+                rest.grown_from(Self::from_word(rest.word().lowest()), with_neighbours)
+            };
             rest = rest.without(part);
             Some(part)
         })
@@ -498,7 +500,7 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     }
 
     /// The image of a set lying in the `height`×`width` box at the origin under `symmetry` (one
-    /// that [fits](PlacementSet::fits)).
+    /// that [fits](PointSet::fits)).
     fn image(self, height: usize, width: usize, symmetry: Symmetry) -> Self {
         if symmetry.transposes {
             let (rows, height, _) = self.image_rows(height, width, symmetry);
@@ -544,9 +546,9 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
         symmetries
     }
 
-    /// The same placements, at the origin of the given size, in another kind of set (turned by
+    /// The same points, at the origin of the given size, in another kind of set (turned by
     /// `symmetry`, which must fit it).
-    fn convert<T: PlacementSet>(self, height: usize, width: usize, symmetry: Symmetry) -> T {
+    fn convert<T: PointSet>(self, height: usize, width: usize, symmetry: Symmetry) -> T {
         if symmetry == Symmetry::IDENTITY {
             return T::from_rows((0..height).map(|r| self.row(r)));
         }
@@ -584,77 +586,7 @@ pub trait PlacementSet: Copy + Eq + Ord + Hash + Default + Debug {
     }
 }
 
-/// The cells of the ring of 16 around a 3×3 block, as (row, column) in the ring's 5×5 box: bit
-/// `i` of a ring is its `i`-th cell in row-major order, the inner 3×3 skipped.
-const RING_CELLS: [(u32, u32); 16] = {
-    let mut cells = [(0, 0); 16];
-    let (mut i, mut cell) = (0, 0);
-    while cell < 25 {
-        let (r, c) = (cell / 5, cell % 5);
-        if r == 0 || r == 4 || c == 0 || c == 4 {
-            cells[i] = (r, c);
-            i += 1;
-        }
-        cell += 1;
-    }
-    cells
-};
-
-/// For each cell of the ring, the cells of the ring it touches (itself included).
-const RING_NEIGHBOURS: [u16; 16] = {
-    let mut neighbours = [0u16; 16];
-    let mut i = 0;
-    while i < 16 {
-        let mut j = 0;
-        while j < 16 {
-            if RING_CELLS[i].0.abs_diff(RING_CELLS[j].0) <= 1 && RING_CELLS[i].1.abs_diff(RING_CELLS[j].1) <= 1 {
-                neighbours[i] |= 1 << j;
-            }
-            j += 1;
-        }
-        i += 1;
-    }
-    neighbours
-};
-
-/// The placements of `ring` connected to its lowest one through the ring itself.
-const fn ring_group(ring: u16) -> u16 {
-    let mut group = ring & ring.wrapping_neg();
-    loop {
-        let mut grown = group;
-        let mut rest = group;
-        while rest != 0 {
-            grown |= RING_NEIGHBOURS[rest.trailing_zeros() as usize];
-            rest &= rest - 1;
-        }
-        grown &= ring;
-        if grown == group {
-            return group;
-        }
-        group = grown;
-    }
-}
-
-/// Bit `ring` says whether the placements of that ring (see [`RING_CELLS`]) are connected among
-/// themselves; computed at compile time.
-static RING_CONNECTED: [u64; 1 << 10] = {
-    let mut table = [0u64; 1 << 10];
-    let mut ring: usize = 0;
-    while ring < 1 << 16 {
-        if ring_group(ring as u16) == ring as u16 {
-            table[ring / 64] |= 1 << (ring % 64);
-        }
-        ring += 1;
-    }
-    table
-};
-
-/// Whether the placements of a ring (see [`RING_CELLS`]) are connected among themselves.
-fn ring_is_connected(ring: u16) -> bool {
-    RING_CONNECTED[ring as usize / 64] >> (ring % 64) & 1 == 1
-}
-
-/// Components 9 to 16 placements both ways: 16 rows of 16 in 256 bits.
+/// Components 9 to 16 points both ways: 16 rows of 16 in 256 bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Grid(pub Wide<4>);
 
@@ -686,7 +618,7 @@ impl Grid {
     }
 }
 
-impl PlacementSet for Grid {
+impl PointSet for Grid {
     type Word = Wide<4>;
     const STRIDE: u32 = 16;
     const FIRST_COLUMN: Wide<4> = Wide::splat(0x0001_0001_0001_0001);
@@ -707,7 +639,7 @@ impl PlacementSet for Grid {
         }
         Grid(Wide(words))
     }
-    fn dilate(self) -> Grid {
+    fn with_king_neighbours(self) -> Grid {
         // Within a word a shift by one column never needs the next word (the column masks
         // clear what crosses a row); a shift by one row carries 16 bits between words.
         let x = self.0 .0;
@@ -755,11 +687,11 @@ fn transpose_16(mut rows: [u16; 16]) -> [u16; 16] {
     rows
 }
 
-/// Components longer than 16 placements, turned to lie along the rows: 16 rows of 64 in 1024 bits.
+/// Components longer than 16 points, turned to lie along the rows: 16 rows of 64 in 1024 bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LongBand(pub Wide<16>);
 
-impl PlacementSet for LongBand {
+impl PointSet for LongBand {
     type Word = Wide<16>;
     const STRIDE: u32 = 64;
     const FIRST_COLUMN: Wide<16> = Wide::splat(1);
@@ -772,18 +704,18 @@ impl PlacementSet for LongBand {
     }
 }
 
-/// The placements of a whole board: 16 rows of 64 in 1024 bits (a board with more rows of
-/// placements has at most 15 columns of them, and is stored turned).
+/// The points of a whole board: 16 rows of 64 in 1024 bits (a board with more rows of points
+/// has at most 16 columns of them, and is stored turned).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct BoardPlacements(pub Wide<16>);
+pub struct BoardPoints(pub Wide<16>);
 
-impl PlacementSet for BoardPlacements {
+impl PointSet for BoardPoints {
     type Word = Wide<16>;
     const STRIDE: u32 = 64;
     const FIRST_COLUMN: Wide<16> = Wide::splat(1);
     const LAST_COLUMN: Wide<16> = Wide::splat(1 << 63);
     fn from_word(word: Wide<16>) -> Self {
-        BoardPlacements(word)
+        BoardPoints(word)
     }
     fn word(self) -> Wide<16> {
         self.0

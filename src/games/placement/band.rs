@@ -1,9 +1,9 @@
 //! Components at most 8 placements across and 9 to 16 long, turned to lie along the rows, as one
 //! `u128` with stride 16 (bit `16·r + c`), with single-word symmetries. Their transposed images
 //! are 9 or more rows high: a band is canonical under the 4 symmetries that keep rows as rows
-//! (its transposes never [fit](PlacementSet::fits)).
+//! (its transposes never [fit](PointSet::fits)).
 
-use super::bits::{PlacementSet, Symmetry};
+use super::bits::{PointSet, Symmetry};
 
 /// A set of placements in 8 rows of 16, bit `16·r + c` for the placement at 0-based `(r, c)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -18,7 +18,7 @@ fn reverse_rows(x: u128) -> u128 {
     (x >> 8 & LOW_BYTES) | (x & LOW_BYTES) << 8
 }
 
-impl PlacementSet for Band {
+impl PointSet for Band {
     type Word = u128;
     const STRIDE: u32 = 16;
     const FIRST_COLUMN: u128 = 0x0001_0001_0001_0001_0001_0001_0001_0001;

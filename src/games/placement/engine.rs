@@ -1,20 +1,15 @@
-//! The Grundy values of sets of placements: Node Kayles on induced subgraphs of the king graph.
+//! The Grundy values of sets of points, searched: the engine of every placement game, which
+//! learns each game's moves and tricks from its [`Piece`].
 
 use super::band::Band;
-use super::bits::{BoardPlacements, Grid, LongBand, PlacementSet, Symmetry, Word};
-use super::direct::{direct_value, tabled_value};
+use super::bits::{BoardPoints, Grid, LongBand, PointSet, Symmetry};
 use super::table::{Table, Worth};
 use super::window::Window;
-use super::Board;
-use crate::games::node_kayles::PATH;
-use crate::games::{GameTag, Interrupted, Registered, SearchContext};
+use super::{components, Piece};
+use crate::games::{Interrupted, SearchContext};
 use crate::limits::TABLE_ENTRY_BYTES;
 
-/// Components with at least this many placements are looked up in the persistent memo (smaller
-/// ones take less time to solve than to look up); top-level components always are.
-pub const MEMO_MIN_PLACEMENTS: u32 = 12;
-
-/// A component of at least [`MEMO_MIN_PLACEMENTS`] is written to the persistent memo once solved
+/// A component of at least [`Piece::MEMO_MIN_POINTS`] is written to the persistent memo once solved
 /// if settling it took at least this many option evaluations (top-level components always are):
 /// what was expensive is never solved again, without flooding the store with cheap entries.
 pub const MEMO_MIN_WORK: u64 = 64;
@@ -38,7 +33,7 @@ impl Knowledge {
     /// The first bit of the value byte.
     const VALUE_SHIFT: u32 = 56;
 
-    /// The value is known (at most [`MAX_PLACEMENTS`](super::MAX_PLACEMENTS), so plus one it fits its byte).
+    /// The value is known (below `u8::MAX`, see [`Engine`], so plus one it fits its byte).
     fn known(value: u8) -> Knowledge {
         Knowledge(u64::from(value + 1) << Knowledge::VALUE_SHIFT)
     }
@@ -77,7 +72,7 @@ impl Worth for Knowledge {
 /// How a component's value is found.
 #[derive(Clone, PartialEq, Eq)]
 enum Kind {
-    /// By a rule (see [`super::direct`]): single placement, straight line, or a set inside 4×6 or 6×4.
+    /// By a rule of the game's ([`Piece::direct_value`], [`Piece::thin_value`]).
     Direct(u8),
     /// By search, under its canonical form in an 8×8 window.
     Window(Window),
@@ -115,8 +110,8 @@ impl Kind {
 }
 
 /// How the value of a set at the origin of a window is found.
-fn window_kind(origin: Window, size: u32, height: usize, width: usize) -> Kind {
-    match direct_value(origin, size, height, width) {
+fn window_kind<P: Piece>(origin: Window, size: u32, height: usize, width: usize) -> Kind {
+    match P::direct_value(origin, size, height, width) {
         Some(value) => Kind::Direct(value),
         None => Kind::Window(origin.canonical(height, width)),
     }
@@ -124,14 +119,14 @@ fn window_kind(origin: Window, size: u32, height: usize, width: usize) -> Kind {
 
 /// How the value of a connected, non-empty set of any kind is found: in the smallest kind of set
 /// it fits, turned (if it must be) to lie along the rows.
-fn kind_of<S: PlacementSet>(set: S) -> Kind {
+fn kind_of<P: Piece, S: PointSet>(set: S) -> Kind {
     let (origin, height, width) = set.at_origin();
     let size = set.len();
     if height <= 8 && width <= 8 {
-        return window_kind(origin.convert(height, width, Symmetry::IDENTITY), size, height, width);
+        return window_kind::<P>(origin.convert(height, width, Symmetry::IDENTITY), size, height, width);
     }
-    if height == 1 || width == 1 {
-        return Kind::Direct(PATH[size as usize]);
+    if let Some(value) = P::thin_value(set, size, height, width) {
+        return Kind::Direct(value);
     }
     let (across, along, turn) =
         if height <= width { (height, width, Symmetry::IDENTITY) } else { (width, height, Symmetry::TRANSPOSE) };
@@ -144,8 +139,8 @@ fn kind_of<S: PlacementSet>(set: S) -> Kind {
     }
 }
 
-/// A set of placements the search works on: a component in canonical form, or an option of one.
-trait Shape: PlacementSet {
+/// A set of points the search works on: a component in canonical form, or an option of one.
+trait Shape: PointSet {
     /// The engine's table for sets of this shape.
     fn table(tables: &mut Tables) -> &mut Table<Self, Knowledge>;
 
@@ -153,8 +148,8 @@ trait Shape: PlacementSet {
     fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Self)>>;
 
     /// How the value of a connected, non-empty set is found.
-    fn kind(self) -> Kind {
-        kind_of(self)
+    fn kind<P: Piece>(self) -> Kind {
+        kind_of::<P, Self>(self)
     }
 }
 
@@ -167,10 +162,10 @@ impl Shape for Window {
         &mut spare.windows
     }
 
-    fn kind(self) -> Kind {
+    fn kind<P: Piece>(self) -> Kind {
         // A window's parts are windows: no conversion.
         let (origin, height, width) = self.at_origin();
-        window_kind(origin, self.len(), height, width)
+        window_kind::<P>(origin, self.len(), height, width)
     }
 }
 
@@ -204,56 +199,56 @@ impl Shape for LongBand {
     }
 }
 
-/// The options of a set in canonical form (for each placement, the set without it and its
-/// neighbours; of options a symmetry of the set maps onto each other, one), in the order to try
-/// them (see [`rank`]), each with the placement played.
+/// The options of a set in canonical form (for each move, the set after it; of options a
+/// symmetry of the set maps onto each other, one), in the order to try them (see [`rank`]), each
+/// with the move played.
 ///
 /// A stable counting sort (ranks are below [`RANKS`]) from `unsorted` (left empty) into `ranked`;
-/// `unsorted` holds each option with its rank in the high half of the word, the placement played
+/// `unsorted` holds each option with its rank in the high half of the word, the move played
 /// in the low half.
-fn ordered_options<S: PlacementSet>(set: S, unsorted: &mut Vec<(u32, S)>, ranked: &mut Vec<(u32, S)>) {
+fn ordered_options<P: Piece, S: PointSet>(set: S, unsorted: &mut Vec<(u32, S)>, ranked: &mut Vec<(u32, S)>) {
     let (_, height, width) = set.at_origin();
     let size = set.len();
     let symmetries = set.symmetries(height, width);
     let mut start = [0usize; RANKS + 1];
     let mut ranks_used = 0;
-    let mut rest = set.word();
-    while !rest.is_zero() {
-        let p = rest.trailing_zeros();
-        rest = rest.without_lowest();
-        let option = set.without(S::overlapping(p));
+    P::for_each_option(set, |played, option| {
         if !symmetries.keep(option, height, width) {
-            continue;
+            return;
         }
+        let p = P::anchor(played);
         let (row, column) = ((p / S::STRIDE) as usize, (p % S::STRIDE) as usize);
-        let rank = rank(row, column, height, width, size - option.len()).min(RANKS as u32 - 1);
+        let removed = P::MOST_REMOVED.saturating_sub(size - option.len());
+        let rank = rank(row, column, height, width, removed).min(RANKS as u32 - 1);
         start[rank as usize + 1] += 1;
         ranks_used = ranks_used.max(rank as usize + 1);
-        unsorted.push((rank << 16 | p, option));
-    }
+        unsorted.push((rank << 16 | played, option));
+    });
     for r in 1..=ranks_used {
         start[r] += start[r - 1];
     }
     ranked.resize(unsorted.len(), (0, S::default()));
-    for &(ranked_placement, option) in unsorted.iter() {
-        let rank = (ranked_placement >> 16) as usize;
-        ranked[start[rank]] = (ranked_placement & 0xFFFF, option);
+    for &(ranked_move, option) in unsorted.iter() {
+        let rank = (ranked_move >> 16) as usize;
+        ranked[start[rank]] = (ranked_move & 0xFFFF, option);
         start[rank] += 1;
     }
     unsorted.clear();
 }
 
-/// Ranks are below this: a placement is off the centre by at most `(15 + 63)`, plus `2·9`.
+/// Ranks are below this: a point is off the centre by at most `(15 + 63)`, plus twice the
+/// points a move removes short of the most (at most 9).
 const RANKS: usize = 128;
 
-/// The rank of the option playing the placement at `(row, column)` of a set at the origin of
-/// `height`×`width`, which removes `removed` placements (at most 9): options are tried by
-/// increasing rank (row-major among equals). Options removing many placements are the cheapest
-/// to settle and most often already known; central ones split the set into small, often equal,
-/// parts. The weights were tuned on full boards 9×9 to 9×10 (fewest components solved).
-fn rank(row: usize, column: usize, height: usize, width: usize, removed: u32) -> u32 {
+/// The rank of the option playing the move at point `(row, column)` of a set at the origin of
+/// `height`×`width`, which removes `short` points fewer than a move of the game removes at most
+/// ([`Piece::MOST_REMOVED`]): options are tried by increasing rank (row-major among equals).
+/// Options removing many points are the cheapest to settle and most often already known; central
+/// ones split the set into small, often equal, parts. The weights were tuned on full boards of
+/// the 2×2 game, 9×9 to 9×10 (fewest components solved).
+fn rank(row: usize, column: usize, height: usize, width: usize, short: u32) -> u32 {
     let off_centre = (2 * row).abs_diff(height - 1) + (2 * column).abs_diff(width - 1);
-    off_centre as u32 + 2 * (9 - removed)
+    off_centre as u32 + 2 * short
 }
 
 /// What one solve has learnt, per canonical component.
@@ -265,8 +260,8 @@ struct Tables {
     long: Table<LongBand, Knowledge>,
 }
 
-/// What an engine learnt, kept in its [`SearchContext`] for the next solve through it (as
-/// [`crate::games::Learnt::Tetris`]).
+/// What an engine learnt, kept in its [`SearchContext`] for the next solve through it (as the
+/// game's variant of [`crate::games::Learnt`]).
 #[derive(Default)]
 pub struct Learnt {
     tables: Tables,
@@ -285,7 +280,7 @@ struct Spare {
 }
 
 /// An option reduced to one question: it has value `t` iff `asked` (a component and its number
-/// of placements) has value `t ^ others`, or, with nothing to ask, iff `t == others`.
+/// of points) has value `t ^ others`, or, with nothing to ask, iff `t == others`.
 #[derive(Clone)]
 struct Reduced {
     others: u64,
@@ -306,29 +301,29 @@ enum Answer {
 pub enum Memoize {
     /// Always: a component of the board itself (a top-level one).
     Always,
-    /// When it is large and its search was costly (see [`MEMO_MIN_PLACEMENTS`], [`MEMO_MIN_WORK`]).
+    /// When it is large and its search was costly (see [`Piece::MEMO_MIN_POINTS`], [`MEMO_MIN_WORK`]).
     WhenCostly,
 }
 
-/// A value read from the persistent memo for a component of `size` placements, if it can be
-/// one: a component's value is at most its number of placements (see [`Engine`]), so anything
-/// larger is damage and is not trusted.
-fn trusted(value: u64, size: u32) -> Option<u8> {
-    (value <= u64::from(size)).then_some(value as u8)
+/// A value read from the persistent memo for a component of `size` points, if it can be one: a
+/// component's value is at most [`Piece::most_value`] (see [`Engine`]), so anything larger is
+/// damage and is not trusted.
+fn trusted<P: Piece>(value: u64, size: u32) -> Option<u8> {
+    (value <= u64::from(P::most_value(size))).then_some(value as u8)
 }
 
-/// The value of a set of placements if it needs no search: every component is valued by rule or
+/// The value of a set of points if it needs no search: every component is valued by rule or
 /// its value is found by `lookup` (a probe of the memo under the component's key, as
 /// [`Engine::value_of_board`] stores them); `None` as soon as one component would need a search.
 /// Also returns how many values `lookup` supplied.
-pub fn value_without_search(set: BoardPlacements, lookup: &dyn Fn(&[u8]) -> Option<u64>) -> Option<(u64, u64)> {
+pub fn value_without_search<P: Piece>(set: BoardPoints, lookup: &dyn Fn(&[u8]) -> Option<u64>) -> Option<(u64, u64)> {
     let (mut value, mut found) = (0, 0);
-    for part in set.components() {
-        value ^= match kind_of(part) {
+    for part in components::<P, _>(set) {
+        value ^= match kind_of::<P, _>(part) {
             Kind::Direct(value) => u64::from(value),
             kind => {
                 found += 1;
-                u64::from(trusted(lookup(&kind.memo_key()?)?, part.len())?)
+                u64::from(trusted::<P>(lookup(&kind.memo_key()?)?, part.len())?)
             }
         };
     }
@@ -345,47 +340,51 @@ pub fn value_without_search(set: BoardPlacements, lookup: &dyn Fn(&[u8]) -> Opti
 /// values found by rule or already known are added up, equal components cancel in pairs, the
 /// values of the others but the largest are computed, and the largest is asked for `t` adjusted
 /// by their XOR, so a component is often dismissed without ever being solved. Options are tried
-/// cheapest first (those removing the most placements), one per class under the component's
+/// cheapest first (those removing the most points), one per class under the component's
 /// symmetries. What is learnt (exact values, values some option is known to have) is kept per
 /// canonical component, in tables that together hold at most `context.table_limit` entries'
 /// worth of bytes ([`TABLE_ENTRY_BYTES`] each) and keep the costliest entries when full.
 ///
-/// **Values fit a byte.** A component of `n` placements has `n` options, which take at most `n`
-/// distinct values, so its value (the least value no option has) is at most `n`. A board has at
-/// most [`MAX_PLACEMENTS`](super::MAX_PLACEMENTS) = 225 placements (< 255), so every value and every value plus one fits
-/// a `u8`, and the search for the least value no option has ends by `n` at the latest: if every
-/// value below `n` is an option's, the value is `n`.
-pub struct Engine<'s, 'a> {
+/// **Values fit a byte.** A component of `n` points has a value of at most
+/// [`Piece::most_value`]`(n)`, below `u8::MAX` for every board (each game proves its bound), so
+/// every value and every value plus one fits a `u8`, and the search for the least value no option
+/// has ends there at the latest: if every smaller value is an option's, the value is the bound.
+///
+/// **The half turn.** A component that a half turn maps onto itself, in which no move meets its
+/// own image, has value 0, with no search: the second player answers every move with its image
+/// (see [`zero_by_half_turn`]).
+pub struct Engine<'s, 'a, P: Piece> {
     context: &'s mut SearchContext<'a>,
     learnt: Learnt,
     spare: Spare,
     /// Whether the persistent memo remembers anything (if not, no key is built for it).
     memo_remembers: bool,
     nodes: u64,
+    piece: std::marker::PhantomData<P>,
 }
 
-impl<'s, 'a> Engine<'s, 'a> {
+impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
     /// An engine that knows what earlier solves through `context` learnt (nothing, the first time).
     pub fn new(context: &'s mut SearchContext<'a>) -> Self {
-        let learnt = Board::take_learnt(&mut context.learnt).unwrap_or_else(|| Learnt {
+        let learnt = P::take_learnt(&mut context.learnt).unwrap_or_else(|| Learnt {
             tables: Tables::default(),
             table_room: context.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize),
         });
         let memo_remembers = context.memo.remembers();
-        Engine { context, learnt, spare: Spare::default(), memo_remembers, nodes: 0 }
+        Engine { context, learnt, spare: Spare::default(), memo_remembers, nodes: 0, piece: std::marker::PhantomData }
     }
 
-    /// The value of a set of placements (the XOR of its components' values); the components
+    /// The value of a set of points (the XOR of its components' values); the components
     /// are top-level: their values go to the persistent memo.
     ///
     /// Concurrent solves share top-level components through the memo's single flight: one solve
     /// computes a component, the others wait for its value.
-    pub fn value_of_board(&mut self, set: BoardPlacements) -> Result<u64, Interrupted> {
+    pub fn value_of_board(&mut self, set: BoardPoints) -> Result<u64, Interrupted> {
         let memo = self.context.memo;
         let budget = self.context.budget.clone();
         let mut value = 0;
-        for part in set.components() {
-            let kind = kind_of(part);
+        for part in components::<P, _>(set) {
+            let kind = kind_of::<P, _>(part);
             let Some(key) = kind.memo_key() else {
                 value ^= u64::from(self.value(&kind, Memoize::Always)?);
                 continue;
@@ -394,8 +393,8 @@ impl<'s, 'a> Engine<'s, 'a> {
                 let work_before = self.nodes;
                 self.value(&kind, Memoize::Always).map(|value| (u64::from(value), self.nodes - work_before))
             };
-            let (part_value, found) = memo.get_or_compute(GameTag::Tetris, &key, &budget, &mut compute)?;
-            value ^= match (found, trusted(part_value, part.len())) {
+            let (part_value, found) = memo.get_or_compute(P::TAG, &key, &budget, &mut compute)?;
+            value ^= match (found, trusted::<P>(part_value, part.len())) {
                 (true, Some(stored)) => {
                     self.context.stats.cache_hits += 1;
                     u64::from(stored)
@@ -407,18 +406,18 @@ impl<'s, 'a> Engine<'s, 'a> {
         Ok(value)
     }
 
-    /// The value of a set of placements, XOR of its components' values.
-    pub fn value_of_set(&mut self, set: BoardPlacements) -> Result<u64, Interrupted> {
+    /// The value of a set of points, XOR of its components' values.
+    pub fn value_of_set(&mut self, set: BoardPoints) -> Result<u64, Interrupted> {
         let mut value = 0;
-        for part in set.components() {
+        for part in components::<P, _>(set) {
             value ^= u64::from(self.component(part, Memoize::WhenCostly)?);
         }
         Ok(value)
     }
 
-    /// The value of one connected, non-empty set of placements of a board.
-    pub fn component(&mut self, part: BoardPlacements, memoize: Memoize) -> Result<u8, Interrupted> {
-        self.value(&kind_of(part), memoize)
+    /// The value of one connected, non-empty set of points of a board.
+    pub fn component(&mut self, part: BoardPoints, memoize: Memoize) -> Result<u8, Interrupted> {
+        self.value(&kind_of::<P, _>(part), memoize)
     }
 
     /// The value of a component.
@@ -426,11 +425,11 @@ impl<'s, 'a> Engine<'s, 'a> {
         each_kind!(kind, value => Ok(*value), set => self.value_of(*set, memoize))
     }
 
-    /// Whether a component of `size` placements has value `target`; its value when that is known
+    /// Whether a component of `size` points has value `target`; its value when that is known
     /// (or found) on the way.
     fn ask(&mut self, kind: &Kind, size: u32, target: u64) -> Result<Answer, Interrupted> {
-        if target > u64::from(size) {
-            // A component of n placements has value at most n (see [`Engine`]).
+        if target > u64::from(P::most_value(size)) {
+            // Above the bound of its values (see [`Engine`]).
             return Ok(Answer::Not);
         }
         let target = target as u8;
@@ -442,12 +441,9 @@ impl<'s, 'a> Engine<'s, 'a> {
         if let Some(known) = S::table(&mut self.learnt.tables).get(&key) {
             return known;
         }
-        let stored = if persistent && self.memo_remembers {
-            self.context.memo.get(GameTag::Tetris, &key.memo_key())
-        } else {
-            None
-        };
-        match stored.and_then(|value| trusted(value, key.len())) {
+        let stored =
+            if persistent && self.memo_remembers { self.context.memo.get(P::TAG, &key.memo_key()) } else { None };
+        match stored.and_then(|value| trusted::<P>(value, key.len())) {
             Some(value) => {
                 let known = Knowledge::known(value);
                 self.remember(key, known);
@@ -460,31 +456,35 @@ impl<'s, 'a> Engine<'s, 'a> {
     /// The value of a component in canonical form.
     fn value_of<S: Shape>(&mut self, key: S, memoize: Memoize) -> Result<u8, Interrupted> {
         let size = key.len();
-        let persistent = memoize == Memoize::Always || size >= MEMO_MIN_PLACEMENTS;
+        let persistent = memoize == Memoize::Always || size >= P::MEMO_MIN_POINTS;
         let mut known = self.recall(key, persistent);
         if let Some(value) = known.exact() {
             self.context.stats.cache_hits += 1;
             if memoize == Memoize::Always && self.memo_remembers {
                 // Known from this solve: what it cost is not known here (the memo keeps the larger).
-                self.context.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), 0);
+                self.context.memo.put(P::TAG, &key.memo_key(), u64::from(value), 0);
             }
             return Ok(value);
         }
         let work_before = self.nodes;
+        if zero_by_half_turn::<P, S>(key) {
+            self.settled(key, 0, work_before, memoize);
+            return Ok(0);
+        }
         let (options, mut reduced) = self.options_of(key);
-        // `size ≤ MAX_PLACEMENTS < u8::MAX`; if no value below `size` is absent from the options,
-        // the value is `size` (see [`Engine`]).
-        let size = size as u8;
-        let value = self.least_absent(&mut known, &options, &mut reduced, size)?.unwrap_or(size);
+        // If no value below the bound is absent from the options, the value is the bound (see
+        // [`Engine`]).
+        let most = P::most_value(size) as u8;
+        let value = self.least_absent(&mut known, &options, &mut reduced, most)?.unwrap_or(most);
         self.recycle(options, reduced);
         self.settled(key, value, work_before, memoize);
         Ok(value)
     }
 
-    /// Whether a component in canonical form of at least `target` placements has value `target`;
+    /// Whether a component in canonical form whose values may reach `target` has value `target`;
     /// its value when that is known (or found) on the way.
     fn is_value<S: Shape>(&mut self, key: S, target: u8) -> Result<Answer, Interrupted> {
-        let persistent = key.len() >= MEMO_MIN_PLACEMENTS;
+        let persistent = key.len() >= P::MEMO_MIN_POINTS;
         let mut known = self.recall(key, persistent);
         if let Some(value) = known.exact() {
             self.context.stats.cache_hits += 1;
@@ -495,6 +495,10 @@ impl<'s, 'a> Engine<'s, 'a> {
             return Ok(Answer::Not);
         }
         let work_before = self.nodes;
+        if zero_by_half_turn::<P, S>(key) {
+            self.settled(key, 0, work_before, Memoize::WhenCostly);
+            return Ok(Answer::Value(0));
+        }
         let (options, mut reduced) = self.options_of(key);
         // An option of value `target` says no at once.
         if self.some_option_has_value(&mut known, &options, &mut reduced, target)? {
@@ -517,7 +521,7 @@ impl<'s, 'a> Engine<'s, 'a> {
         let spare = S::spare(&mut self.spare);
         let mut options = spare.pop().unwrap_or_default();
         let mut unsorted = spare.pop().unwrap_or_default();
-        ordered_options(key, &mut unsorted, &mut options);
+        ordered_options::<P, S>(key, &mut unsorted, &mut options);
         S::spare(&mut self.spare).push(unsorted);
         let mut reduced = self.spare.reduced.pop().unwrap_or_default();
         reduced.resize(options.len(), None);
@@ -559,9 +563,9 @@ impl<'s, 'a> Engine<'s, 'a> {
         self.context.stats.positions_computed += 1;
         let work = self.nodes - work_before;
         self.remember(key, Knowledge::known(value).with_cost(work));
-        let costly = key.len() >= MEMO_MIN_PLACEMENTS && work >= MEMO_MIN_WORK;
+        let costly = key.len() >= P::MEMO_MIN_POINTS && work >= MEMO_MIN_WORK;
         if (memoize == Memoize::Always || costly) && self.memo_remembers {
-            self.context.memo.put(GameTag::Tetris, &key.memo_key(), u64::from(value), work);
+            self.context.memo.put(P::TAG, &key.memo_key(), u64::from(value), work);
         }
     }
 
@@ -602,21 +606,20 @@ impl<'s, 'a> Engine<'s, 'a> {
         Ok(false)
     }
 
-    /// Reduce an option (a set of placements from a connected set) to one question: values found
+    /// Reduce an option (a set of points from a connected set) to one question: values found
     /// by rule are added up, equal components cancel in pairs, components already solved are
     /// added up, the values of the others but the largest are computed, and the largest is left
     /// to be asked.
     fn reduce<S: Shape>(&mut self, played: u32, rest: S) -> Result<Reduced, Interrupted> {
-        // An option of a connected set has at most 8 components: each holds a placement of the
-        // ring of 16 around the removed 3×3 block, and those of different components are apart.
-        if let Some(value) = tabled_value(rest) {
+        if let Some(value) = P::tabled_value(rest) {
             return Ok(Reduced { others: u64::from(value), asked: None });
         }
+        // Components past the eighth (a game's options seldom have so many) are valued at once.
         let mut searched: [Option<(Kind, u32)>; 8] = Default::default();
         let mut count = 0;
         let mut others = 0u64;
-        for part in rest.parts_after(played) {
-            match part.kind() {
+        for part in P::parts_after(rest, played) {
+            match part.kind::<P>() {
                 Kind::Direct(value) => others ^= u64::from(value),
                 kind => {
                     let size = part.len();
@@ -668,9 +671,37 @@ impl<'s, 'a> Engine<'s, 'a> {
     }
 }
 
-impl Drop for Engine<'_, '_> {
+impl<P: Piece> Drop for Engine<'_, '_, P> {
     /// Leaves what was learnt in the context, for its next solve.
     fn drop(&mut self) {
-        self.context.learnt = Board::learnt(std::mem::take(&mut self.learnt));
+        self.context.learnt = P::learnt(std::mem::take(&mut self.learnt));
     }
+}
+
+/// Whether a component in canonical form has value 0 by the half-turn strategy: a half turn (a
+/// rotation by 180°) maps it onto itself, and no move meets its own image
+/// ([`Piece::meets_own_image`]).
+///
+/// **Proof.** Let σ be the half turn of the component's box. It maps moves to moves and the
+/// position after a move `m` to the image of the position after `σ(m)`, since the rules look
+/// only at which cells are free, and σ keeps them so. Suppose the position is its own image and
+/// no move meets its own image. After the first player's move `m`, the move `σ(m)` is still
+/// there: it was there before (the image of a move that was), and `m` did not take any of it.
+/// After `σ(m)` the position is again its own image, and it has fewer points, so the property
+/// holds again. The second player therefore always has a move and never loses: the position is a
+/// P-position, of value 0. Only points whose image is at most one row and one column away can
+/// meet their image, and those lie in the central 2×2 block of the box.
+fn zero_by_half_turn<P: Piece, S: PointSet>(key: S) -> bool {
+    let (_, height, width) = key.at_origin();
+    let half_turn = Symmetry { transposes: false, reverses_rows: true, reverses_columns: true };
+    if key.image(height, width, half_turn) != key {
+        return false;
+    }
+    let middle = |side: usize| (side - 1) / 2..=side / 2;
+    !middle(height).any(|row| {
+        middle(width).any(|column| {
+            key.contains((row * S::STRIDE as usize + column) as u32)
+                && P::meets_own_image((height - 1).abs_diff(2 * row), (width - 1).abs_diff(2 * column))
+        })
+    })
 }
