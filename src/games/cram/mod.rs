@@ -121,7 +121,7 @@ impl Piece for Domino {
     }
 
     /// Without the domino's cells and the cells it leaves without a neighbour, and with one
-    /// tuft to a star ([`without_extra_tufts`]).
+    /// tuft to a star (see `without_extra_tufts`).
     fn after<S: PointSet>(set: S, played: u32) -> S {
         let first = Self::anchor(played);
         let second = first + if played & DOWN != 0 { S::STRIDE } else { 1 };

@@ -314,7 +314,7 @@ fn trusted<P: Piece>(value: u64, size: u32) -> Option<u8> {
 
 /// The value of a set of points if it needs no search: every component is valued by rule or
 /// its value is found by `lookup` (a probe of the memo under the component's key, as
-/// [`Engine::value_of_board`] stores them); `None` as soon as one component would need a search.
+/// `Engine::value_of_board` stores them); `None` as soon as one component would need a search.
 /// Also returns how many values `lookup` supplied.
 pub fn value_without_search<P: Piece>(set: BoardPoints, lookup: &dyn Fn(&[u8]) -> Option<u64>) -> Option<(u64, u64)> {
     let (mut value, mut found) = (0, 0);

@@ -288,7 +288,7 @@ impl<P: Piece> Board<P> {
     }
 
     /// The points: bit `64·r + c` for the point `(r, c)`, 0-based, or `(c, r)` on a
-    /// [turned](Board::turned) board.
+    /// turned board (one with more rows of points than [`BoardPoints`] holds).
     pub fn points(&self) -> BoardPoints {
         let rows = (0..self.height.saturating_sub(P::EXTENT)).map(|r| P::point_row(&self.free, r, self.width));
         if !self.turned() {
@@ -339,7 +339,7 @@ impl<P: Piece> Board<P> {
     }
 
     /// The value of the board when every searched component is in the memo `lookup` probes
-    /// (see [`ServedGame::value_without_search`]).
+    /// (see [`ServedGame::value_without_search`](super::registry::ServedGame::value_without_search)).
     pub fn value_from(&self, lookup: &Lookup) -> Option<(Nimber, u64)> {
         value_without_search::<P>(self.points(), &|key| lookup(P::TAG, key))
     }
