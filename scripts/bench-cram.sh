@@ -77,19 +77,17 @@ out=.bench/cram/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 
 # igsolve_args ROWS COLUMNS: igsolve's arguments, one word a line. Cram's value does not change when
-# the board is turned, igsolve's time does: it gets the shorter side as its rows. Chosen per board by
-# measuring igsolve 0.1.2 (one core, AMD EPYC, 2025): the HashMap table beat the succinct one of
-# 1, 4 and 8 GiB on every board, and an end database (--edb_segments 1 --edb-cols C: every position
-# within the first C columns, built before the search) paid for its building only where listed.
+# the board is turned, igsolve's time does: it gets the shorter side as its rows. Chosen by measuring
+# igsolve 0.1.2 (one core, AMD EPYC, 2026-12): its default method br-asp-set with the HashMap table beat
+# the methods def, br and lvb, the succinct table of 1, 4 and 8 GiB, and an end database
+# (--edb_segments 1 --edb-cols 3..7: at best ±10 %, and minutes to build at 6 columns) on every board.
 igsolve_args() {
     local rows=$1 columns=$2 short long template
     if ((rows <= columns)); then short=$rows long=$columns; else short=$columns long=$rows; fi
     if [[ -n "$IGSOLVE_OPTS" ]]; then
         template=$IGSOLVE_OPTS
     else
-        case "${short}x${long}" in
-            *) template="-m br-asp-set --tt hash-map cram -r {rows} -c {columns}" ;;
-        esac
+        template="-m br-asp-set --tt hash-map cram -r {rows} -c {columns}"
         rows=$short columns=$long
     fi
     template=${template//\{rows\}/$rows}

@@ -120,13 +120,17 @@ impl Piece for Domino {
         played & (DOWN - 1)
     }
 
-    /// Without the domino's cells and the cells it leaves without a neighbour, and with one
-    /// tuft to a star (see `without_extra_tufts`).
+    /// Without the domino's cells and the cells it leaves without a neighbour.
     fn after<S: PointSet>(set: S, played: u32) -> S {
         let first = Self::anchor(played);
         let second = first + if played & DOWN != 0 { S::STRIDE } else { 1 };
         let rest = set.without(S::from_word(S::single(first).word() | S::single(second).word()));
-        without_extra_tufts(S::from_word(rest.word() & rest.orthogonal_neighbours().word()))
+        S::from_word(rest.word() & rest.orthogonal_neighbours().word())
+    }
+
+    /// With one tuft to a star (see `without_extra_tufts`).
+    fn simplified<S: PointSet>(option: S) -> S {
+        without_extra_tufts(option)
     }
 
     /// Two cells meet when they are the same cell or neighbours.

@@ -222,7 +222,7 @@ fn ordered_options<P: Piece, S: PointSet>(set: S, unsorted: &mut Vec<(u32, S)>, 
         let rank = rank(row, column, height, width, removed).min(RANKS as u32 - 1);
         start[rank as usize + 1] += 1;
         ranks_used = ranks_used.max(rank as usize + 1);
-        unsorted.push((rank << 16 | played, option));
+        unsorted.push((rank << 16 | played, P::simplified(option)));
     });
     for r in 1..=ranks_used {
         start[r] += start[r - 1];
@@ -580,6 +580,29 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         reduced: &mut [Option<Reduced>],
         target: u8,
     ) -> Result<bool, Interrupted> {
+        // First the options whose value is known without a search (an enhanced transposition
+        // cutoff): one of them with value `target` answers at once.
+        for (&(played, rest), slot) in options.iter().zip(reduced.iter_mut()) {
+            let value = match slot {
+                Some(Reduced { others, asked: None }) => Some(*others),
+                Some(Reduced { others, asked: Some((kind, _)) }) => {
+                    self.known_value(kind).map(|value| u64::from(value) ^ *others)
+                }
+                None => {
+                    let value = self.known_option_value(played, rest);
+                    if let Some(others) = value {
+                        *slot = Some(Reduced { others, asked: None });
+                    }
+                    value
+                }
+            };
+            if let Some(value) = value {
+                known.note_option_of(value);
+                if value == u64::from(target) {
+                    return Ok(true);
+                }
+            }
+        }
         for (&(played, rest), slot) in options.iter().zip(reduced.iter_mut()) {
             self.nodes += 1;
             if self.nodes.is_multiple_of(CHECK_INTERVAL) {
@@ -604,6 +627,19 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
             }
         }
         Ok(false)
+    }
+
+    /// The value of an option if it needs no search: every part is valued by rule or already
+    /// known to this solve.
+    fn known_option_value<S: Shape>(&mut self, played: u32, rest: S) -> Option<u64> {
+        if let Some(value) = P::tabled_value(rest) {
+            return Some(u64::from(value));
+        }
+        let mut value = 0;
+        for part in P::parts_after(rest, played) {
+            value ^= u64::from(self.known_value(&part.kind::<P>())?);
+        }
+        Some(value)
     }
 
     /// Reduce an option (a set of points from a connected set) to one question: values found

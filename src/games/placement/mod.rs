@@ -85,8 +85,15 @@ pub trait Piece: Clone + Copy + Debug + PartialEq + Eq + Hash + Send + Sync + 's
     fn for_each_option<S: PointSet>(set: S, f: impl FnMut(u32, S));
     /// The point of a move's code: where it is, for the order options are tried in.
     fn anchor(played: u32) -> u32;
-    /// The set after the move of code `played`.
+    /// The set after the move of code `played`. A symmetry of the set maps the set after a move
+    /// to the set after the move's image.
     fn after<S: PointSet>(set: S, played: u32) -> S;
+    /// An option the search may use in place of `option`, of the same value (the option itself by
+    /// default). Applied once the options a symmetry maps onto each other are one, so it need not
+    /// commute with the symmetries.
+    fn simplified<S: PointSet>(option: S) -> S {
+        option
+    }
     /// Whether a move at a point meets the move at its image under a half turn, when the two are
     /// `rows` rows and `columns` columns apart (each 0 or 1).
     fn meets_own_image(rows: usize, columns: usize) -> bool;
