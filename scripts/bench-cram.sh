@@ -10,15 +10,16 @@
 #     value_nimber below); a failing nimber command is reported and the peer is still measured;
 #   - igsolve 0.1.2 (Piotr Beling, a published crate; GPL, so only run as an external program),
 #     installed on first use into .bench/peers with `cargo install --locked`. It has no thread
-#     option (it is single-threaded); it is run in the run's own {dir} (its end database, when
-#     used, is cached there, so every run builds it again and the build is counted), with the
-#     options of igsolve_args below, the fastest found for each board (scripts/bench-cram.sh's
-#     history and docs/BENCHMARKS.md): the aspiration-set pruning of Beling and Rogalski
-#     (`-m br-asp-set`, its default for Cram), a HashMap transposition table (`--tt hash-map`; its
-#     default for boards of more than 40 cells is a lossy 8 GiB table, slower at every size tried),
-#     and the board turned so that it has fewer rows than columns (igsolve is slower the other way
-#     round, for example 4×11 in 11 s and 11×4 in 36 s). Its value is the line
-#     `Nimber of initial position: N`.
+#     option (it is single-threaded). It runs in the run's own {dir}: its end database, when used,
+#     is cached in the working directory, so every run builds it again and the build is counted.
+#     Its options are those of igsolve_args below, the fastest found for each board:
+#     - the aspiration-set pruning of Beling and Rogalski (`-m br-asp-set`, its default for Cram);
+#     - a HashMap transposition table (`--tt hash-map`). Its default for boards of more than 40
+#       cells is a lossy table of 8 GiB, and that kind was slower at every size tried;
+#     - the board turned so that it has fewer rows than columns: igsolve is slower the other way
+#       round, for example 4×11 in 11 s and 11×4 in 36 s;
+#     - for some boards, an end database of the positions within the first 5 columns.
+#     Its value is the line `Nimber of initial position: N`.
 # Every run is pinned to one core (taskset -c $CPU) and measured with /usr/bin/time; the programs take
 # turns in each round (interleaved), and the table gives the median CPU time over the rounds, the
 # largest peak RSS, and igsolve's CPU time over nimber's. The values the two programs print are
@@ -30,8 +31,8 @@
 #        IGSOLVE_OPTS="--tt succinct --tt_size 4 cram -r {rows} -c {columns}" scripts/bench-cram.sh
 # Knobs (environment): BOARDS ("ROWSxCOLUMNS ..."), ROUNDS (3), NIMBER_CMD, NIMBER_BUILD (1: build
 # target/release/nimber first when NIMBER_CMD runs it; 0: do not), IGSOLVE (a binary to use instead
-# of installing one), IGSOLVE_OPTS (igsolve's arguments for every board, a template with {rows} and
-# {columns}, instead of the per-board choice), CPU (0, the core runs are pinned to), TIMEOUT (7200 s
+# of installing one), IGSOLVE_OPTS (igsolve's arguments for every board instead of the per-board
+# choice: a template with the board's {rows} and {columns} as given, not turned), CPU (0, the core runs are pinned to), TIMEOUT (7200 s
 # per run; a board whose run times out is not run again by that program).
 # Raw outputs are kept in .bench/cram/<time>/.
 set -euo pipefail
@@ -46,25 +47,12 @@ IGSOLVE_OPTS=${IGSOLVE_OPTS:-}
 CPU=${CPU:-0}
 TIMEOUT=${TIMEOUT:-7200}
 
-if [[ ! -x /usr/bin/time ]]; then
-    echo "installing time (apt-get) for /usr/bin/time"
-    export DEBIAN_FRONTEND=noninteractive
-    { apt-get install -y --no-install-recommends time ||
-        { apt-get update && apt-get install -y --no-install-recommends time; }; } >/dev/null
-fi
-pin=()
-if command -v taskset >/dev/null; then
-    pin=(taskset -c "$CPU")
-else
-    echo "note: taskset is missing, runs are not pinned to a core"
-fi
+source scripts/lib.sh
+timed_runs
 
 # The peer.
 igsolve=${IGSOLVE:-.bench/peers/bin/igsolve}
-if [[ -z "${IGSOLVE:-}" ]] && [[ "$("$igsolve" --version 2>/dev/null || true)" != "igsolve $IGSOLVE_VERSION" ]]; then
-    echo "installing igsolve $IGSOLVE_VERSION into .bench/peers (cargo install)"
-    cargo install --quiet --locked igsolve --version "$IGSOLVE_VERSION" --root .bench/peers
-fi
+[[ -n "${IGSOLVE:-}" ]] || install_peer igsolve "$IGSOLVE_VERSION"
 [[ -x "$igsolve" ]] || { echo "bench-cram: IGSOLVE=$igsolve is not an executable" >&2; exit 1; }
 igsolve=$(cd "$(dirname "$igsolve")" && pwd)/$(basename "$igsolve") # it runs in the run's directory
 programs=(nimber igsolve)
@@ -77,17 +65,27 @@ out=.bench/cram/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 
 # igsolve_args ROWS COLUMNS: igsolve's arguments, one word a line. Cram's value does not change when
-# the board is turned, igsolve's time does: it gets the shorter side as its rows. Chosen by measuring
-# igsolve 0.1.2 (one core, AMD EPYC, 2026-12): its default method br-asp-set with the HashMap table beat
-# the methods def, br and lvb, the succinct table of 1, 4 and 8 GiB, and an end database
-# (--edb_segments 1 --edb-cols 3..7: at best ±10 %, and minutes to build at 6 columns) on every board.
+# the board is turned, igsolve's time does: it gets the shorter side as its rows. Chosen per board by
+# measuring igsolve 0.1.2 on one core of this machine (2 AMD EPYC cores, shared, so ±10 %):
+# - br-asp-set beat lvb 2 to 3 times (5×8, 4×11); def and br did not finish 5×8 in 5 minutes;
+# - the HashMap table beat the succinct one of 1 to 8 GiB on 5×8, 4×11, 5×9 and 6×7 (1.5 to
+#   2.5 times; the succinct table's pages alone cost 27 s of system time at 8 GiB);
+# - an end database (--edb_segments 1 --edb-cols C: every position within the first C columns,
+#   built before the search, 2^(rows·C) positions to scan) did not pay on 5×8 or 4×11. With 5
+#   columns it took 5×9 from 62 s to 56 s, and 6×7's search up to the value 3 from 175 s to 170 s
+#   including its 16 s build. With 6 columns of 5 rows its build alone takes about 50 s.
+# 6×7, 7×7 and 5×10 did not finish in 20 minutes with any options; their choice follows 5×9's.
 igsolve_args() {
     local rows=$1 columns=$2 short long template
     if ((rows <= columns)); then short=$rows long=$columns; else short=$columns long=$rows; fi
     if [[ -n "$IGSOLVE_OPTS" ]]; then
         template=$IGSOLVE_OPTS
     else
-        template="-m br-asp-set --tt hash-map cram -r {rows} -c {columns}"
+        case "${short}x${long}" in
+            5x9 | 5x1[0-9] | 6x[7-9] | 6x1[0-9]) # 5 columns of 5 or 6 rows: 2^25 or 2^30 positions
+                template="-m br-asp-set --tt hash-map --edb_segments 1 cram -r {rows} -c {columns} --edb-cols 5" ;;
+            *) template="-m br-asp-set --tt hash-map cram -r {rows} -c {columns}" ;;
+        esac
         rows=$short columns=$long
     fi
     template=${template//\{rows\}/$rows}

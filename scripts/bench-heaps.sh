@@ -40,25 +40,12 @@ OGSOLVE_METHOD=${OGSOLVE_METHOD:-rc2}
 CPU=${CPU:-0}
 TIMEOUT=${TIMEOUT:-1200}
 
-if [[ ! -x /usr/bin/time ]]; then
-    echo "installing time (apt-get) for /usr/bin/time"
-    export DEBIAN_FRONTEND=noninteractive
-    { apt-get install -y --no-install-recommends time ||
-        { apt-get update && apt-get install -y --no-install-recommends time; }; } >/dev/null
-fi
-pin=()
-if command -v taskset >/dev/null; then
-    pin=(taskset -c "$CPU")
-else
-    echo "note: taskset is missing, runs are not pinned to a core"
-fi
+source scripts/lib.sh
+timed_runs
 
 # The peers.
 ogsolve=${OGSOLVE:-.bench/peers/bin/ogsolve}
-if [[ -z "${OGSOLVE:-}" ]] && [[ "$("$ogsolve" --version 2>/dev/null || true)" != "ogsolve $OGSOLVE_VERSION" ]]; then
-    echo "installing ogsolve $OGSOLVE_VERSION into .bench/peers (cargo install)"
-    cargo install --quiet --locked ogsolve --version "$OGSOLVE_VERSION" --root .bench/peers
-fi
+[[ -n "${OGSOLVE:-}" ]] || install_peer ogsolve "$OGSOLVE_VERSION"
 programs=(nimber ogsolve)
 if [[ -n "$OCTAL_BIN" ]]; then
     [[ -x "$OCTAL_BIN" ]] || { echo "bench-heaps: OCTAL_BIN=$OCTAL_BIN is not an executable" >&2; exit 1; }

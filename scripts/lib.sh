@@ -14,6 +14,12 @@
 #                     benchmark start their own), systemd-analyze (tests/deploy.rs checks the unit)
 #   start_redis DIR   starts redis-server on a free loopback port with its files in DIR (no
 #                     persistence; stopped on exit with the servers); sets $redis_pid and $redis_url
+#   timed_runs        for the benchmarks that time peers: installs /usr/bin/time (apt-get) if it is
+#                     missing, and sets the array $pin to the command that pins a run to core $CPU
+#                     (taskset -c $CPU; empty, with a note, when taskset is missing)
+#   install_peer NAME VERSION
+#                     installs crates.io's NAME at VERSION into .bench/peers (cargo install --locked)
+#                     unless .bench/peers/bin/NAME already says it is that version
 #   readme_block NAME prints the commands of the README block marked `<!-- readme: NAME -->`:
 #                     the indented lines that follow the marker, without their indentation, up to
 #                     the first line that is neither indented nor blank
@@ -49,6 +55,29 @@ start_redis() {
     redis_url=redis://127.0.0.1:$port
     for _ in $(seq 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return; sleep 0.1; done
     echo "redis-server did not start"; exit 1
+}
+
+timed_runs() {
+    if [[ ! -x /usr/bin/time ]]; then
+        echo "installing time (apt-get) for /usr/bin/time"
+        export DEBIAN_FRONTEND=noninteractive
+        { apt-get install -y --no-install-recommends time ||
+            { apt-get update && apt-get install -y --no-install-recommends time; }; } >/dev/null
+    fi
+    pin=()
+    if command -v taskset >/dev/null; then
+        pin=(taskset -c "$CPU")
+    else
+        echo "note: taskset is missing, runs are not pinned to a core"
+    fi
+}
+
+install_peer() {
+    local name=$1 version=$2
+    if [[ "$("$repo_root/.bench/peers/bin/$name" --version 2>/dev/null || true)" != "$name $version" ]]; then
+        echo "installing $name $version into .bench/peers (cargo install)"
+        cargo install --quiet --locked "$name" --version "$version" --root "$repo_root/.bench/peers"
+    fi
 }
 
 readme_block() {

@@ -114,6 +114,25 @@ pub fn check_first_end_wins(store: &dyn JobRecords) {
     assert_eq!(store.get(&running.name).expect("read"), None);
 }
 
+/// The rows of a `height`×`width` board whose free cells are the bits of `free` (bit
+/// `row·width + column`), as [`BoardBruteForce`] numbers them.
+pub fn rows_of(height: usize, width: usize, free: u64) -> Vec<String> {
+    (0..height)
+        .map(|r| (0..width).map(|c| if free >> (r * width + c) & 1 == 1 { '0' } else { '1' }).collect())
+        .collect()
+}
+
+/// The board shapes on which the placement games are checked against [`BoardBruteForce`] on every
+/// board: every shape up to 4×4, and long thin ones up to 18 cells, both ways round.
+pub fn small_board_shapes() -> Vec<(usize, usize)> {
+    let mut shapes: Vec<(usize, usize)> = (1..=4).flat_map(|h| (1..=4).map(move |w| (h, w))).collect();
+    for (height, width) in [(2, 7), (3, 5), (2, 9), (3, 6), (1, 18)] {
+        shapes.push((height, width));
+        shapes.push((width, height));
+    }
+    shapes
+}
+
 /// A placement game from its literal rules, on boards of at most 64 cells: a board is the bitmask
 /// of its free cells (bit `row·width + column`), a move blocks the free cells of one piece: a 2×2
 /// square ([`BoardBruteForce::new`]) or a domino ([`BoardBruteForce::cram`]). Grundy values are

@@ -4,14 +4,7 @@
 use super::*;
 use crate::games::{Game, SearchContext};
 use crate::random::SplitMix;
-use crate::testing::{random_board, BoardBruteForce as BruteForce};
-
-/// The rows of a `height`×`width` board whose free cells are the bits of `free`.
-fn rows_of(height: usize, width: usize, free: u64) -> Vec<String> {
-    (0..height)
-        .map(|r| (0..width).map(|c| if free >> (r * width + c) & 1 == 1 { '0' } else { '1' }).collect())
-        .collect()
-}
+use crate::testing::{random_board, rows_of, small_board_shapes, BoardBruteForce as BruteForce};
 
 fn value(board: &Board) -> u64 {
     board.value(&mut SearchContext::in_memory()).expect("no deadline")
@@ -33,13 +26,7 @@ fn free_of(rows: &[String]) -> u64 {
 
 #[test]
 fn agrees_with_brute_force_on_every_board_of_many_small_shapes() {
-    // Every board up to 4×4, and long thin ones up to 18 cells both ways round.
-    let mut sizes: Vec<(usize, usize)> = (1..=4).flat_map(|h| (1..=4).map(move |w| (h, w))).collect();
-    for (height, width) in [(2, 7), (3, 5), (2, 9), (3, 6), (1, 18)] {
-        sizes.push((height, width));
-        sizes.push((width, height));
-    }
-    for (height, width) in sizes {
+    for (height, width) in small_board_shapes() {
         let mut brute = BruteForce::cram(height, width);
         for free in 0..1u64 << (height * width) {
             let board = Board::new(&rows_of(height, width, free)).expect("generated boards are valid");

@@ -10,14 +10,7 @@ use crate::games::{
     Budget, FieldPath, Game, GameTag, Interrupted, Memo, NoMemo, Outcome, SearchContext, SetupError, Value,
 };
 use crate::random::SplitMix;
-use crate::testing::{random_board, BoardBruteForce as BruteForce};
-
-/// The rows of a `height`×`width` board whose free cells are the bits of `free`.
-fn rows_of(height: usize, width: usize, free: u64) -> Vec<String> {
-    (0..height)
-        .map(|r| (0..width).map(|c| if free >> (r * width + c) & 1 == 1 { '0' } else { '1' }).collect())
-        .collect()
-}
+use crate::testing::{random_board, rows_of, small_board_shapes, BoardBruteForce as BruteForce};
 
 fn board(rows: &[&str]) -> Board {
     let rows: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
@@ -50,13 +43,7 @@ fn random_free(rng: &mut SplitMix, height: usize, width: usize, max_free: u32) -
 
 #[test]
 fn agrees_with_brute_force_on_every_board_of_many_small_shapes() {
-    // Every board up to 4×4, and long thin ones up to 18 cells both ways round.
-    let mut sizes: Vec<(usize, usize)> = (1..=4).flat_map(|h| (1..=4).map(move |w| (h, w))).collect();
-    for (height, width) in [(2, 7), (3, 5), (2, 9), (3, 6), (1, 18)] {
-        sizes.push((height, width));
-        sizes.push((width, height));
-    }
-    for (height, width) in sizes {
+    for (height, width) in small_board_shapes() {
         let mut brute = BruteForce::new(height, width);
         for free in 0..1u64 << (height * width) {
             let rows = rows_of(height, width, free);
