@@ -133,35 +133,21 @@ command_of() {
 # run BOARD PROGRAM ROUND: one measured run; appends "cpu_s rss_kb" to $out/BOARD.PROGRAM.runs, or
 # marks the program failed or timed out for the board.
 run() {
-    local board=$1 program=$2 round=$3 rows=${1%x*} columns=${1#*x} rc=0
-    local base="$PWD/$out/$board.$program" cmd dir
+    local board=$1 program=$2 round=$3 rows=${1%x*} columns=${1#*x}
+    local base="$PWD/$out/$board.$program" label cmd dir value user sys wall rss cpu
+    label=$(printf '%-6s %-8s' "$board" "$program")
     dir=$(mktemp -d)
     mapfile -t cmd < <(command_of "$rows" "$columns" "$program" "$dir")
     # igsolve writes its end database's cache into its working directory, nimber only into {dir}.
-    (cd "$([[ $program == igsolve ]] && echo "$dir" || echo .)" &&
-        /usr/bin/time -f '%U %S %e %M' -o "$base.time" timeout "$TIMEOUT" "${pin[@]}" "${cmd[@]}" \
-            >"$base.$round.out" 2>"$base.$round.err") || rc=$?
+    if ! timed_run "$base" "$round" "$label" "$([[ $program == igsolve ]] && echo "$dir" || echo .)" "${cmd[@]}"; then
+        rm -rf "$dir"
+        return
+    fi
     rm -rf "$dir"
-    if [[ $rc -eq 124 ]]; then
-        echo "timeout>${TIMEOUT}s" >"$base.status"
-        printf '   %-6s %-8s round %s: stopped after the %ss timeout\n' "$board" "$program" "$round" "$TIMEOUT"
-        return
-    fi
-    if [[ $rc -ne 0 ]]; then
-        echo "FAILED" >"$base.status"
-        printf '   %-6s %-8s round %s: FAILED (exit %s): %s\n' "$board" "$program" "$round" "$rc" \
-            "$(tail -n 3 "$base.$round.err" | tr '\n' ' ')"
-        return
-    fi
-    local user sys wall rss value
-    read -r user sys wall rss < <(tail -n 1 "$base.time")
-    awk -v u="$user" -v s="$sys" -v m="$rss" 'BEGIN { printf "%.2f %d\n", u + s, m }' >>"$base.runs"
-    cp "$base.$round.out" "$base.out"
     value=$(value_of "$program" "$base.out")
     echo "$value" >>"$base.values"
-    printf '   %-6s %-8s round %s: %8.2f s CPU (%s user + %s sys, %s s wall), %d MB peak RSS, value %s\n' \
-        "$board" "$program" "$round" "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" "$user" "$sys" \
-        "$wall" "$((rss / 1024))" "${value:-?}"
+    printf '   %s round %s: %8.2f s CPU (%s user + %s sys, %s s wall), %d MB peak RSS, value %s\n' \
+        "$label" "$round" "$cpu" "$user" "$sys" "$wall" "$((rss / 1024))" "${value:-?}"
 }
 
 # The value each program prints (empty when it cannot be found).

@@ -86,30 +86,18 @@ command_of() {
 # run CASE PROGRAM ROUND: one measured run; appends "cpu_s rss_kb" to $out/CASE.PROGRAM.runs, or
 # marks the program failed or timed out for the case.
 run() {
-    local case=$1 program=$2 round=$3 code=${1%%:*} n=${1##*:} rc=0
-    local base="$out/$case.$program" cmd dir
+    local case=$1 program=$2 round=$3 code=${1%%:*} n=${1##*:}
+    local base="$PWD/$out/$case.$program" label cmd dir user sys wall rss cpu
+    label=$(printf '%-16s %-8s' "$case" "$program")
     dir=$(mktemp -d)
     mapfile -t cmd < <(command_of "$code" "$n" "$program" "$dir")
-    /usr/bin/time -f '%U %S %e %M' -o "$base.time" timeout "$TIMEOUT" "${pin[@]}" "${cmd[@]}" \
-        >"$base.$round.out" 2>"$base.$round.err" || rc=$?
+    if ! timed_run "$base" "$round" "$label" . "${cmd[@]}"; then
+        rm -rf "$dir"
+        return
+    fi
     rm -rf "$dir"
-    if [[ $rc -eq 124 ]]; then
-        echo "timeout>${TIMEOUT}s" >"$base.status"
-        printf '   %-16s %-8s round %s: stopped after the %ss timeout\n' "$case" "$program" "$round" "$TIMEOUT"
-        return
-    fi
-    if [[ $rc -ne 0 ]]; then
-        echo "FAILED" >"$base.status"
-        printf '   %-16s %-8s round %s: FAILED (exit %s): %s\n' "$case" "$program" "$round" "$rc" \
-            "$(tail -n 3 "$base.$round.err" | tr '\n' ' ')"
-        return
-    fi
-    local user sys wall rss
-    read -r user sys wall rss < <(tail -n 1 "$base.time")
-    awk -v u="$user" -v s="$sys" -v m="$rss" 'BEGIN { printf "%.2f %d\n", u + s, m }' >>"$base.runs"
-    cp "$base.$round.out" "$base.out"
-    printf '   %-16s %-8s round %s: %6.2f s CPU (%s user + %s sys, %s s wall), %d MB peak RSS\n' "$case" "$program" \
-        "$round" "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" "$user" "$sys" "$wall" "$((rss / 1024))"
+    printf '   %s round %s: %6.2f s CPU (%s user + %s sys, %s s wall), %d MB peak RSS\n' \
+        "$label" "$round" "$cpu" "$user" "$sys" "$wall" "$((rss / 1024))"
 }
 
 for case in $CASES; do

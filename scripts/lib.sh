@@ -20,6 +20,12 @@
 #   install_peer NAME VERSION
 #                     installs crates.io's NAME at VERSION into .bench/peers (cargo install --locked)
 #                     unless .bench/peers/bin/NAME already says it is that version
+#   timed_run BASE ROUND LABEL DIR COMMAND...
+#                     for the benchmarks: runs COMMAND in DIR under /usr/bin/time, `timeout $TIMEOUT`
+#                     and $pin, its output in BASE.ROUND.out and BASE.ROUND.err (BASE absolute). On a
+#                     timeout or a failure it writes BASE.status, says so after LABEL, and returns 1;
+#                     otherwise it appends "CPU RSS" to BASE.runs, copies the output to BASE.out and
+#                     sets $user, $sys, $wall (s), $rss (KB) and $cpu (user + sys)
 #   readme_block NAME prints the commands of the README block marked `<!-- readme: NAME -->`:
 #                     the indented lines that follow the marker, without their indentation, up to
 #                     the first line that is neither indented nor blank
@@ -78,6 +84,27 @@ install_peer() {
         echo "installing $name $version into .bench/peers (cargo install)"
         cargo install --quiet --locked "$name" --version "$version" --root "$repo_root/.bench/peers"
     fi
+}
+
+timed_run() {
+    local base=$1 round=$2 label=$3 dir=$4 rc=0
+    shift 4
+    (cd "$dir" && /usr/bin/time -f '%U %S %e %M' -o "$base.time" timeout "$TIMEOUT" "${pin[@]}" "$@" \
+        >"$base.$round.out" 2>"$base.$round.err") || rc=$?
+    if ((rc == 124)); then
+        echo "timeout>${TIMEOUT}s" >"$base.status"
+        echo "   $label round $round: stopped after the ${TIMEOUT}s timeout"
+        return 1
+    fi
+    if ((rc != 0)); then
+        echo "FAILED" >"$base.status"
+        echo "   $label round $round: FAILED (exit $rc): $(tail -n 3 "$base.$round.err" | tr '\n' ' ')"
+        return 1
+    fi
+    read -r user sys wall rss < <(tail -n 1 "$base.time")
+    cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
+    echo "$cpu $rss" >>"$base.runs"
+    cp "$base.$round.out" "$base.out"
 }
 
 readme_block() {
