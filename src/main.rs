@@ -210,6 +210,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    limits::limit_malloc_arenas(std::thread::available_parallelism().map_or(1, |cores| cores.get()));
     let cli = Cli::parse();
     logging::init(cli.log_format);
     let result = match cli.command {

@@ -108,6 +108,9 @@ async fn metrics_count_requests_codes_latency_and_the_cache() {
     assert_eq!(sample(&scraped, "nimber_request_duration_seconds_count{rpc=\"Solve\"}"), 5.0);
     assert_eq!(sample(&scraped, "nimber_request_duration_seconds_bucket{rpc=\"Solve\",le=\"+Inf\"}"), 5.0);
     assert!(sample(&scraped, "nimber_positions_computed_total") > 0.0);
+    // The process's resident memory, as the server read it: more than a MiB, at most its peak since.
+    let resident = sample(&scraped, "process_resident_memory_bytes");
+    assert!(resident > (1 << 20) as f64 && resident <= common::peak_rss(server.pid()) as f64, "{resident}");
     // The store's writer thread writes within 100 ms; entries and size count what is on disk.
     wait_until(Duration::from_secs(10), "cache entries and size after a search", async || {
         let scraped = scrape(&url);

@@ -1,5 +1,5 @@
 //! Collectors that read the store's and the runner's counts at each scrape (atomics and two locks:
-//! no I/O).
+//! no I/O), and the process's resident memory (one read of `/proc/self/statm`).
 
 use std::sync::Arc;
 
@@ -22,6 +22,22 @@ fn encode_gauges<const N: usize>(
         gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
     }
     Ok(())
+}
+
+/// The process's resident memory, read at each scrape: `process_resident_memory_bytes`, the name
+/// Prometheus's process collectors use, to watch against `--memory-limit`.
+#[derive(Debug)]
+pub(super) struct ProcessCollector;
+
+impl Collector for ProcessCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        match crate::limits::resident_bytes() {
+            Some(bytes) => {
+                encode_gauges(&mut encoder, [("process_resident_memory_bytes", "Resident memory size in bytes", bytes)])
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 /// The store's counts, read at each scrape from its accessors (atomics: no store I/O).

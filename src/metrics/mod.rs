@@ -19,7 +19,7 @@ use crate::cache::Store;
 use crate::games::Stats;
 use crate::grpc::calls::code_name;
 use crate::jobs::runner::Runner;
-use collectors::{JobsCollector, StoreCollector};
+use collectors::{JobsCollector, ProcessCollector, StoreCollector};
 
 /// Upper bounds of the latency histogram buckets, in seconds.
 const LATENCY_BUCKETS: [f64; 14] =
@@ -217,6 +217,7 @@ impl Metrics {
             "Readings of the TLS files after SIGHUP or a change, by result (error: the previous certificates stay)",
             metrics.tls_reloads.clone(),
         );
+        registry.register_collector(Box::new(ProcessCollector));
         if let Some(store) = store {
             registry.register_collector(Box::new(StoreCollector(store)));
         }
