@@ -871,9 +871,14 @@ async fn a_flushall_while_a_job_runs_stops_that_job_and_the_next_job_has_its_own
     }
     let again = client.get_operation(lro::GetOperationRequest { name: solve.clone() }).await.unwrap().into_inner();
     assert_eq!(again, done, "the new job's record is its own");
-    let text = std::fs::read_to_string(&log).unwrap();
-    let line = text.lines().find(|line| line.contains("vanished") && line.contains(&family));
-    assert!(line.is_some_and(|line| line.contains("ERROR")), "no ERROR line about the vanished job:\n{text}");
+    // The run logs its end after it leaves the running count: wait for the line.
+    let vanished_line = || {
+        let text = std::fs::read_to_string(&log).unwrap();
+        text.lines().find(|line| line.contains("vanished") && line.contains(&family)).map(str::to_string)
+    };
+    wait_until("the line about the vanished job", Duration::from_secs(30), || vanished_line().is_some());
+    let line = vanished_line().unwrap();
+    assert!(line.contains("ERROR"), "not an ERROR line: {line}");
 }
 
 /// Keys of the wrong type where the job store keeps its sets: Explore fails with UNAVAILABLE and
