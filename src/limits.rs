@@ -162,8 +162,7 @@ fn cgroup_memory_limit(root: &Path) -> Option<u64> {
 /// frees serves only the threads that allocate from it, so the server's many threads (the
 /// runtime's workers, the blocking solves, sled's) kept memory resident that the budget of
 /// [`share_memory`] cannot see: under the mixed load of `tests/memory.rs` at a 256 MiB limit the
-/// peak was 254–283 MiB with glibc's default and 198–207 MiB with two arenas. Solves run one per
-/// thread and allocate little on their hot path, so fewer arenas cost them nothing measurable.
+/// peak was 254–283 MiB with glibc's default and 178–218 MiB with one arena per core (2 cores).
 pub fn limit_malloc_arenas(cores: usize) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
@@ -173,6 +172,11 @@ pub fn limit_malloc_arenas(cores: usize) {
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = cores;
+}
+
+/// The cores this process may use (the cgroup's CPU quota counts), at least 1.
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |cores| cores.get())
 }
 
 /// The resident memory of this process in bytes (`/proc/self/statm`), if it can be read.

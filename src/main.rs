@@ -210,7 +210,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    limits::limit_malloc_arenas(std::thread::available_parallelism().map_or(1, |cores| cores.get()));
+    limits::limit_malloc_arenas(limits::available_cores());
     let cli = Cli::parse();
     logging::init(cli.log_format);
     let result = match cli.command {
@@ -235,7 +235,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // So that the first 2×2-placement requests do not pay for reading the table in.
     nimber::games::placement::load_small_sets();
     let memory_limit = args.memory_limit.bytes();
-    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    let cores = limits::available_cores();
     let budget = limits::share_memory(
         memory_limit,
         cores,
