@@ -8,13 +8,14 @@ use std::io::Read;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use nimber::jobs::runner;
 
 use nimber::cache::{default_max_bytes, OnCorrupt, SharedCacheConfig, SharedSecret, Store, StoreOptions};
-use nimber::games::{Budget, Memo, NoMemo, SearchContext, DEFAULT_TABLE_LIMIT};
+use nimber::games::{Budget, Memo, NoMemo, SearchContext, SearchThreads, DEFAULT_TABLE_LIMIT};
 use nimber::grpc::server::{shutdown_signal, Server, ServerConfig, DEFAULT_MAX_MESSAGE_BYTES};
 use nimber::grpc::tls::TlsFiles;
 use nimber::judge::{judge, Problem};
@@ -46,6 +47,8 @@ enum Command {
         data_dir: Option<PathBuf>,
         #[command(flatten)]
         memory_limit: cli::MemoryLimit,
+        #[command(flatten)]
+        search_threads: cli::SearchThreadsArg,
     },
     /// Runs an analysis job (on a server with --server, otherwise in this process) and prints its table.
     Explore(cli::ExploreArgs),
@@ -68,6 +71,8 @@ struct ServeArgs {
     max_solve_ms: u64,
     #[command(flatten)]
     memory_limit: cli::MemoryLimit,
+    #[command(flatten)]
+    search_threads: cli::SearchThreadsArg,
     #[command(flatten)]
     max_heap_compute: cli::HeapComputeLimit,
     /// Most entries of each in-memory table (a game's within one solve or job; the store's in-memory
@@ -215,7 +220,9 @@ fn main() -> ExitCode {
     logging::init(cli.log_format);
     let result = match cli.command {
         Command::Serve(args) => serve(*args),
-        Command::Judge { problem, data_dir, memory_limit } => run_judge(problem, data_dir, memory_limit.bytes()),
+        Command::Judge { problem, data_dir, memory_limit, search_threads } => {
+            run_judge(problem, data_dir, memory_limit.bytes(), search_threads.pool())
+        }
         Command::Explore(args) => cli::explore(args),
         Command::Jobs(args) => cli::jobs(args),
         Command::Health(args) => cli::health::health(args),
@@ -236,10 +243,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     nimber::games::placement::load_small_sets();
     let memory_limit = args.memory_limit.bytes();
     let cores = limits::available_cores();
+    let search_threads = args.search_threads.pool();
     let budget = limits::share_memory(
         memory_limit,
         cores,
-        args.max_jobs.max(1),
+        args.max_jobs.max(1) + search_threads.helpers_most(),
         args.max_expensive_solves.map(|solves| solves.max(1)),
         args.table_entries,
         DEFAULT_TABLE_LIMIT,
@@ -256,6 +264,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_store_bytes,
         "memory shared by the in-memory tables, the store's in-memory tier, sled's page cache and the store's size"
     );
+    tracing::info!(search_threads = search_threads.most(), "threads the solves and jobs search on between them");
     let redis = |flag: &str, url: &str| {
         let mut config = SharedCacheConfig::parse_flag(flag, url).map_err(anyhow::Error::msg)?;
         config.timeout = Duration::from_millis(args.shared_cache_timeout_ms.max(1));
@@ -305,6 +314,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             retention: args.job_retention,
             table_limit: budget.table_entries,
             max_queued: args.max_queued_jobs,
+            search_threads,
             shared: jobs_redis,
         },
         max_store_bytes: Some(max_store_bytes),
@@ -336,9 +346,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
 /// Judges `problem`'s input on stdin in one solve, within `memory_limit` bytes shared by the solve's
 /// tables and the store in `data_dir` (if any).
-fn run_judge(problem: Problem, data_dir: Option<PathBuf>, memory_limit: u64) -> anyhow::Result<()> {
-    let budget =
-        limits::share_memory(memory_limit, 1, 0, Some(1), None, DEFAULT_TABLE_LIMIT).map_err(anyhow::Error::msg)?;
+fn run_judge(
+    problem: Problem,
+    data_dir: Option<PathBuf>,
+    memory_limit: u64,
+    threads: Arc<SearchThreads>,
+) -> anyhow::Result<()> {
+    let budget = limits::share_memory(memory_limit, 1, threads.helpers_most(), Some(1), None, DEFAULT_TABLE_LIMIT)
+        .map_err(anyhow::Error::msg)?;
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input)?;
     let store = data_dir.map(|dir| Store::open_with(&dir, &StoreOptions::within(&budget, &dir))).transpose()?;
@@ -348,6 +363,7 @@ fn run_judge(problem: Problem, data_dir: Option<PathBuf>, memory_limit: u64) -> 
     };
     let mut context = SearchContext::new(Budget::unlimited(), memo);
     context.table_limit = budget.table_entries;
+    context.threads = threads;
     let output = judge(problem, &input, &mut context)?;
     print!("{output}");
     Ok(())

@@ -158,3 +158,36 @@ async fn warm_boards_are_answered_while_every_slot_is_busy() {
     assert!(warm.stats.unwrap().cache_hits > 0);
     busy.abort();
 }
+
+/// One position's search on every thread (`--search-threads`): servers on 1 and 4 threads give the
+/// same values and best moves on random boards of both placement games; while a large solve runs
+/// on the 4-thread server, its helpers show in the metrics, and a cancel gives them all back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_and_best_moves_are_the_same_on_one_thread_and_four() {
+    use nimber::random::SplitMix;
+    use nimber::testing::{board_position, random_board};
+    let one = TestServer::builder().flags(&["--search-threads", "1"]).start();
+    let four = TestServer::builder().flags(&["--search-threads", "4", "--metrics-listen", "127.0.0.1:0"]).start();
+    let (mut on_one, mut on_four) = (one.client().await, four.client().await);
+    let mut random = SplitMix::new(41);
+    for i in 0..6 {
+        let mut position = board_position(random_board(&mut random, 7, 7 + i % 2, 10));
+        if i % 2 == 1 {
+            let Some(P::Tetris(board)) = position.game else { unreachable!("a 2×2 board") };
+            position = proto::Position { game: Some(P::Cram(proto::Cram { rows: board.rows[..5].to_vec() })) };
+        }
+        let request = || proto::BestMoveRequest { position: Some(position.clone()) };
+        let expected = on_one.best_move(request()).await.unwrap().into_inner();
+        let answer = on_four.best_move(request()).await.unwrap().into_inner();
+        assert_eq!((answer.grundy, answer.r#move), (expected.grundy, expected.r#move), "{position:?}");
+    }
+    let url = four.metrics_url.clone().expect("the metrics address");
+    assert_eq!(sample(&scrape(&url), "nimber_search_threads"), 4.0);
+    let busy = tokio::spawn({
+        let mut client = four.client().await;
+        async move { client.solve(with_timeout(solve_request(full_board(14)), Duration::from_secs(600))).await }
+    });
+    wait_for_gauge(&url, "nimber_search_threads_busy", 4.0).await;
+    busy.abort();
+    wait_for_gauge(&url, "nimber_search_threads_busy", 0.0).await;
+}

@@ -139,6 +139,24 @@ impl MemoryLimit {
     }
 }
 
+/// The threads the searches of this process may use (`--search-threads`), shared by `serve`,
+/// `judge` and `explore`.
+#[derive(clap::Args)]
+pub struct SearchThreadsArg {
+    /// Threads the searches of this process use between them: one position's search takes the
+    /// idle ones as helpers, concurrent solves and jobs share them (default: the cores the
+    /// process's CPU quota allows).
+    #[arg(long, global = true, env = "NIMBER_SEARCH_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    search_threads: Option<u16>,
+}
+
+impl SearchThreadsArg {
+    /// The pool of search threads: the number given, else the cores available.
+    pub fn pool(&self) -> std::sync::Arc<nimber::games::SearchThreads> {
+        nimber::games::SearchThreads::new(self.search_threads.map_or_else(limits::available_cores, usize::from))
+    }
+}
+
 /// The largest heap whose value a heap game computes (`--max-heap-compute`) and the bytes of
 /// values kept in memory (`--heap-values-cache-bytes`), shared by `serve` and `explore`.
 #[derive(clap::Args)]
@@ -193,6 +211,8 @@ pub struct ExploreArgs {
     memory_limit: MemoryLimit,
     #[command(flatten)]
     max_heap_compute: HeapComputeLimit,
+    #[command(flatten)]
+    search_threads: SearchThreadsArg,
     /// How to print the result.
     #[arg(long, global = true, value_enum, default_value = "table")]
     format: Format,
@@ -303,7 +323,10 @@ pub fn explore(args: ExploreArgs) -> anyhow::Result<()> {
                 let last = show_progress(stream.map(|item| item.map_err(anyhow::Error::from))).await?;
                 finish(last, format, &mut Rows::Server(client)).await
             }
-            None => explore_here(request, args.data_dir, args.jobs_dir, args.memory_limit.bytes(), format).await,
+            None => {
+                let threads = args.search_threads.pool();
+                explore_here(request, args.data_dir, args.jobs_dir, args.memory_limit.bytes(), threads, format).await
+            }
         }
     })
 }
@@ -315,10 +338,12 @@ async fn explore_here(
     data_dir: Option<PathBuf>,
     jobs_dir: PathBuf,
     memory_limit: u64,
+    search_threads: Arc<nimber::games::SearchThreads>,
     format: Format,
 ) -> anyhow::Result<()> {
     let budget =
-        limits::share_memory(memory_limit, 1, 1, Some(0), None, DEFAULT_TABLE_LIMIT).map_err(anyhow::Error::msg)?;
+        limits::share_memory(memory_limit, 1, 1 + search_threads.helpers_most(), Some(0), None, DEFAULT_TABLE_LIMIT)
+            .map_err(anyhow::Error::msg)?;
     let store: Arc<dyn Memo> = match &data_dir {
         Some(dir) => Arc::new(Store::open_with(dir, &StoreOptions::within(&budget, dir))?),
         None => Arc::new(Store::temporary_with(&StoreOptions::within(&budget, &std::env::temp_dir()))),
@@ -331,8 +356,13 @@ async fn explore_here(
         max_bytes: budget.jobs_store_max_bytes,
         ..Default::default()
     };
-    let config =
-        JobsConfig { dir: jobs_dir, store: job_store, table_limit: budget.table_entries, ..Default::default() };
+    let config = JobsConfig {
+        dir: jobs_dir,
+        store: job_store,
+        table_limit: budget.table_entries,
+        search_threads,
+        ..Default::default()
+    };
     let runner = tokio::task::spawn_blocking(move || Runner::start(config, store)).await??;
     let operation = nimber::jobs::operations::explore(&runner, request).await?;
     let stream = nimber::jobs::operations::watch(&runner, operation.name).await?;

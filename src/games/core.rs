@@ -5,7 +5,7 @@
 //! [`Learnt`].
 
 use super::{GameTag, Learnt};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -165,11 +165,13 @@ impl std::fmt::Display for Interrupted {
     }
 }
 
-/// When a solve must stop: an optional deadline and a cancellation flag.
+/// When a solve must stop: an optional deadline and a cancellation flag (and, for a thread
+/// helping another search one position, the flag that says the search is over).
 #[derive(Clone, Debug, Default)]
 pub struct Budget {
     deadline: Option<Instant>,
     cancelled: Arc<AtomicBool>,
+    over: Option<Arc<AtomicBool>>,
 }
 
 impl Budget {
@@ -180,12 +182,18 @@ impl Budget {
 
     /// A budget that ends at `deadline` (if any) or when `cancelled` is set.
     pub fn new(deadline: Option<Instant>, cancelled: Arc<AtomicBool>) -> Self {
-        Self { deadline, cancelled }
+        Self { deadline, cancelled, over: None }
+    }
+
+    /// The same budget, also ended (as cancelled) when `over` is set.
+    pub fn until(&self, over: Arc<AtomicBool>) -> Self {
+        Self { over: Some(over), ..self.clone() }
     }
 
     /// `Err` once the deadline has passed or the work was cancelled.
     pub fn check(&self) -> Result<(), Interrupted> {
-        if self.cancelled.load(Ordering::Relaxed) {
+        if self.cancelled.load(Ordering::Relaxed) || self.over.as_ref().is_some_and(|over| over.load(Ordering::Relaxed))
+        {
             return Err(Interrupted::Cancelled);
         }
         match self.deadline {
@@ -301,6 +309,67 @@ pub struct SearchContext<'a> {
     /// What the solves through this context have learnt, kept for the next one: a game's own
     /// tables (one game at a time; a solve of another game starts afresh).
     pub learnt: Learnt,
+    /// The threads one position's search may use, from the process's pool.
+    pub threads: Arc<SearchThreads>,
+}
+
+/// The cores the searches of a process share (`--search-threads`): a search of one position uses
+/// its own thread and takes helpers while cores are idle, so concurrent solves and jobs never run
+/// more search threads than this between them (beyond one each).
+#[derive(Debug)]
+pub struct SearchThreads {
+    most: usize,
+    busy: AtomicUsize,
+}
+
+impl SearchThreads {
+    /// A pool of `most` threads (at least 1).
+    pub fn new(most: usize) -> Arc<Self> {
+        Arc::new(SearchThreads { most: most.max(1), busy: AtomicUsize::new(0) })
+    }
+
+    /// The threads one search may use at most.
+    pub fn most(&self) -> usize {
+        self.most
+    }
+
+    /// The most helpers searching at once, over all searches: each has a table's worth of memory
+    /// (see [`crate::limits::share_memory`], whose `jobs` they are counted with).
+    pub fn helpers_most(&self) -> usize {
+        self.most - 1
+    }
+
+    /// The search thread of a solve, with as many helpers (at most `most - 1`) as there are idle
+    /// cores; they are given back when the permit is dropped.
+    pub fn take(self: &Arc<Self>) -> ThreadPermit {
+        let mut busy = self.busy.load(Ordering::Relaxed);
+        loop {
+            let helpers = self.most.saturating_sub(busy + 1);
+            match self.busy.compare_exchange_weak(busy, busy + 1 + helpers, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return ThreadPermit { pool: self.clone(), helpers },
+                Err(now) => busy = now,
+            }
+        }
+    }
+
+    /// Threads searching now (searches and their helpers).
+    pub fn busy(&self) -> usize {
+        self.busy.load(Ordering::Relaxed)
+    }
+}
+
+/// A search's threads, taken from [`SearchThreads`]: its own and `helpers` more.
+#[derive(Debug)]
+pub struct ThreadPermit {
+    pool: Arc<SearchThreads>,
+    /// Threads that may help this search.
+    pub helpers: usize,
+}
+
+impl Drop for ThreadPermit {
+    fn drop(&mut self) {
+        self.pool.busy.fetch_sub(1 + self.helpers, Ordering::AcqRel);
+    }
 }
 
 /// The default for [`SearchContext::table_limit`]: 11 Mi entries, so a solve's tables may take
@@ -311,7 +380,14 @@ pub const DEFAULT_TABLE_LIMIT: usize = 11 << 20;
 impl<'a> SearchContext<'a> {
     /// A context with the given budget and memo and zeroed counters.
     pub fn new(budget: Budget, memo: &'a dyn Memo) -> Self {
-        Self { budget, stats: Stats::default(), memo, table_limit: DEFAULT_TABLE_LIMIT, learnt: Learnt::Nothing }
+        Self {
+            budget,
+            stats: Stats::default(),
+            memo,
+            table_limit: DEFAULT_TABLE_LIMIT,
+            learnt: Learnt::Nothing,
+            threads: SearchThreads::new(1),
+        }
     }
 }
 

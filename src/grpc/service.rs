@@ -157,6 +157,7 @@ impl SolverService {
             let started = Instant::now();
             let mut context = SearchContext::new(Budget::new(Some(deadline), cancelled), &*state.store);
             context.table_limit = state.table_limit;
+            context.threads = state.jobs.search_threads();
             let result = work(&position, &mut context);
             if let Err(Interrupted::PastComputeLimit { .. }) = result {
                 metrics.record_past_compute_limit();

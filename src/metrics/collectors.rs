@@ -40,6 +40,31 @@ impl Collector for ProcessCollector {
     }
 }
 
+/// How busy the search threads are (`--search-threads`), read at each scrape.
+#[derive(Debug)]
+pub(super) struct SearchThreadsCollector(pub(super) Arc<crate::games::SearchThreads>);
+
+impl Collector for SearchThreadsCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let pool = &self.0;
+        encode_gauges(
+            &mut encoder,
+            [
+                (
+                    "nimber_search_threads",
+                    "Threads the searches may use between them (--search-threads)",
+                    pool.most() as u64,
+                ),
+                (
+                    "nimber_search_threads_busy",
+                    "Threads searching now: one per running solve or job, plus the helpers idle cores gave them",
+                    pool.busy() as u64,
+                ),
+            ],
+        )
+    }
+}
+
 /// The store's counts, read at each scrape from its accessors (atomics: no store I/O).
 pub(super) struct StoreCollector(pub(super) Arc<Store>);
 

@@ -19,7 +19,7 @@ use crate::cache::Store;
 use crate::games::Stats;
 use crate::grpc::calls::code_name;
 use crate::jobs::runner::Runner;
-use collectors::{JobsCollector, ProcessCollector, StoreCollector};
+use collectors::{JobsCollector, ProcessCollector, SearchThreadsCollector, StoreCollector};
 
 /// Upper bounds of the latency histogram buckets, in seconds.
 const LATENCY_BUCKETS: [f64; 14] =
@@ -222,6 +222,7 @@ impl Metrics {
             registry.register_collector(Box::new(StoreCollector(store)));
         }
         if let Some(jobs) = jobs {
+            registry.register_collector(Box::new(SearchThreadsCollector(jobs.search_threads())));
             registry.register_collector(Box::new(JobsCollector(jobs)));
         }
         metrics

@@ -3,16 +3,35 @@
 
 use super::band::Band;
 use super::bits::{BoardPoints, Grid, LongBand, PointSet, Symmetry};
-use super::table::{Table, Worth};
+use super::table::{SharedTable, Table, Worth};
 use super::window::Window;
 use super::{components, Piece};
 use crate::games::{Interrupted, SearchContext};
 use crate::limits::TABLE_ENTRY_BYTES;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// A component of at least [`Piece::MEMO_MIN_POINTS`] is written to the persistent memo once solved
 /// if settling it took at least this many option evaluations (top-level components always are):
 /// what was expensive is never solved again, without flooding the store with cheap entries.
 pub const MEMO_MIN_WORK: u64 = 64;
+
+/// What a component's knowledge must have cost (as [`Knowledge`] keeps it: the bit length of its
+/// option evaluations) to be shared between the threads searching one position: cheaper
+/// knowledge is found again faster than through a lock.
+const SHARED_MIN_WORTH: u8 = 7;
+
+/// The bytes of a search's own tables: `context.table_limit` entries' worth. A helper's thread
+/// has as many bytes, half for its own tables and half for the tables the threads share (see
+/// [`Engine::value_on_every_thread`]): every search thread has one table's worth, which is what
+/// the memory limit is shared by (see [`crate::limits::share_memory`]).
+fn table_share(context: &SearchContext) -> usize {
+    context.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize)
+}
+
+/// The fewest points of a component searched by more than one thread: a smaller one takes less
+/// time than starting a thread.
+const HELPED_MIN_POINTS: u32 = 32;
 
 /// Search nodes between two budget checks.
 const CHECK_INTERVAL: u64 = 4096;
@@ -53,6 +72,14 @@ impl Knowledge {
         if value < u64::from(Knowledge::EXCLUDABLE) {
             self.0 |= 1 << value;
         }
+    }
+
+    /// What this and `other` know together.
+    fn with(self, other: Knowledge) -> Knowledge {
+        let value = self.exact().or(other.exact()).map_or(0, |value| Knowledge::known(value).0);
+        let cost = u64::from(self.worth().max(other.worth())) << Knowledge::COST_SHIFT;
+        let options = (self.0 | other.0) & ((1 << Knowledge::EXCLUDABLE) - 1);
+        Knowledge(value | cost | options)
     }
 
     /// The same knowledge, found by a search of `work` option evaluations (kept as its bit
@@ -144,6 +171,10 @@ trait Shape: PointSet {
     /// The engine's table for sets of this shape.
     fn table(tables: &mut Tables) -> &mut Table<Self, Knowledge>;
 
+    /// The shared tables for sets of this shape: what is known, and who is searching.
+    #[allow(clippy::type_complexity)]
+    fn shared(tables: &SharedTables) -> &(SharedTable<Self, Knowledge>, SharedTable<Self, Searchers>);
+
     /// The engine's spare option lists for sets of this shape.
     fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Self)>>;
 
@@ -156,6 +187,10 @@ trait Shape: PointSet {
 impl Shape for Window {
     fn table(tables: &mut Tables) -> &mut Table<Window, Knowledge> {
         &mut tables.window
+    }
+
+    fn shared(tables: &SharedTables) -> &(SharedTable<Window, Knowledge>, SharedTable<Window, Searchers>) {
+        &tables.window
     }
 
     fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Window)>> {
@@ -174,6 +209,10 @@ impl Shape for Band {
         &mut tables.band
     }
 
+    fn shared(tables: &SharedTables) -> &(SharedTable<Band, Knowledge>, SharedTable<Band, Searchers>) {
+        &tables.band
+    }
+
     fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Band)>> {
         &mut spare.bands
     }
@@ -184,6 +223,10 @@ impl Shape for Grid {
         &mut tables.grid
     }
 
+    fn shared(tables: &SharedTables) -> &(SharedTable<Grid, Knowledge>, SharedTable<Grid, Searchers>) {
+        &tables.grid
+    }
+
     fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, Grid)>> {
         &mut spare.grids
     }
@@ -192,6 +235,10 @@ impl Shape for Grid {
 impl Shape for LongBand {
     fn table(tables: &mut Tables) -> &mut Table<LongBand, Knowledge> {
         &mut tables.long
+    }
+
+    fn shared(tables: &SharedTables) -> &(SharedTable<LongBand, Knowledge>, SharedTable<LongBand, Searchers>) {
+        &tables.long
     }
 
     fn spare(spare: &mut Spare) -> &mut Vec<Vec<(u32, LongBand)>> {
@@ -258,6 +305,44 @@ struct Tables {
     band: Table<Band, Knowledge>,
     grid: Table<Grid, Knowledge>,
     long: Table<LongBand, Knowledge>,
+}
+
+/// How many threads are searching a component now.
+#[derive(Clone, Copy, Debug, Default)]
+struct Searchers(u8);
+
+impl Worth for Searchers {
+    /// A mark of a search under way is worth keeping; one that ended, not.
+    fn worth(&self) -> u8 {
+        self.0
+    }
+}
+
+/// What the threads searching one position tell one another about large components (at least
+/// [`Piece::MEMO_MIN_POINTS`]): what they learnt that was costly enough to be worth a lock (see
+/// [`SHARED_MIN_WORTH`]), and which ones they are searching now, so that the others leave those
+/// for later (ABDADA: Weill, "The ABDADA distributed minimax search algorithm", 1996).
+struct SharedTables {
+    /// Set if a helper panicked: its marks may never be cleared, so nobody waits for them.
+    abandoned: AtomicBool,
+    window: (SharedTable<Window, Knowledge>, SharedTable<Window, Searchers>),
+    band: (SharedTable<Band, Knowledge>, SharedTable<Band, Searchers>),
+    grid: (SharedTable<Grid, Knowledge>, SharedTable<Grid, Searchers>),
+    long: (SharedTable<LongBand, Knowledge>, SharedTable<LongBand, Searchers>),
+}
+
+impl SharedTables {
+    /// Tables that may allocate `bytes` in all (a sixteenth for the marks of searches under way).
+    fn new(bytes: usize) -> Self {
+        let (known, busy) = (bytes / 4 - bytes / 64, bytes / 64);
+        SharedTables {
+            abandoned: AtomicBool::new(false),
+            window: (SharedTable::new(known), SharedTable::new(busy)),
+            band: (SharedTable::new(known), SharedTable::new(busy)),
+            grid: (SharedTable::new(known), SharedTable::new(busy)),
+            long: (SharedTable::new(known), SharedTable::new(busy)),
+        }
+    }
 }
 
 /// What an engine learnt, kept in its [`SearchContext`] for the next solve through it (as the
@@ -360,18 +445,26 @@ pub struct Engine<'s, 'a, P: Piece> {
     /// Whether the persistent memo remembers anything (if not, no key is built for it).
     memo_remembers: bool,
     nodes: u64,
+    /// What the threads searching this position share, while helpers search it too.
+    shared: Option<Arc<SharedTables>>,
     piece: std::marker::PhantomData<P>,
 }
 
 impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
     /// An engine that knows what earlier solves through `context` learnt (nothing, the first time).
     pub fn new(context: &'s mut SearchContext<'a>) -> Self {
-        let learnt = P::take_learnt(&mut context.learnt).unwrap_or_else(|| Learnt {
-            tables: Tables::default(),
-            table_room: context.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize),
-        });
+        let learnt = P::take_learnt(&mut context.learnt)
+            .unwrap_or_else(|| Learnt { tables: Tables::default(), table_room: table_share(context) });
         let memo_remembers = context.memo.remembers();
-        Engine { context, learnt, spare: Spare::default(), memo_remembers, nodes: 0, piece: std::marker::PhantomData }
+        Engine {
+            context,
+            learnt,
+            spare: Spare::default(),
+            memo_remembers,
+            nodes: 0,
+            shared: None,
+            piece: std::marker::PhantomData,
+        }
     }
 
     /// The value of a set of points (the XOR of its components' values); the components
@@ -391,7 +484,8 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
             };
             let mut compute = || {
                 let work_before = self.nodes;
-                self.value(&kind, Memoize::Always).map(|value| (u64::from(value), self.nodes - work_before))
+                self.value_on_every_thread(&kind, Memoize::Always)
+                    .map(|value| (u64::from(value), self.nodes - work_before))
             };
             let (part_value, found) = memo.get_or_compute(P::TAG, &key, &budget, &mut compute)?;
             value ^= match (found, trusted::<P>(part_value, part.len())) {
@@ -406,6 +500,63 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         Ok(value)
     }
 
+    /// The value of a component of a board, searched by this thread and, if it has at least
+    /// [`HELPED_MIN_POINTS`] and cores are idle, by helpers: each helper searches the same
+    /// component with its own tables (Lazy SMP), and the threads share what they learn of large
+    /// components and leave the ones another thread is searching for later (see
+    /// [`SharedTables`]). Only this thread's answer is taken, and every piece of knowledge is
+    /// exact whoever learnt it, so the value is the same for any number of threads. Helpers stop
+    /// at their next budget check once this thread is done, however it ended; what they settled
+    /// is in the memo.
+    fn value_on_every_thread(&mut self, kind: &Kind, memoize: Memoize) -> Result<u8, Interrupted> {
+        let small = each_kind!(kind, _value => true, set => set.len() < HELPED_MIN_POINTS);
+        if small || self.context.threads.most() == 1 {
+            return self.value(kind, memoize);
+        }
+        let permit = self.context.threads.take();
+        if permit.helpers == 0 {
+            return self.value(kind, memoize);
+        }
+        let threads = permit.helpers + 1;
+        let shared = Arc::new(SharedTables::new(table_share(self.context) / 2 * permit.helpers));
+        let over = Arc::new(AtomicBool::new(false));
+        let budget = self.context.budget.until(over.clone());
+        let (memo, table_limit) = (self.context.memo, self.context.table_limit / 2);
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads)
+                .map(|_| {
+                    let (shared, budget) = (shared.clone(), budget.clone());
+                    scope.spawn(move || {
+                        let mut context = SearchContext::new(budget, memo);
+                        context.table_limit = table_limit;
+                        let search = std::panic::AssertUnwindSafe(|| {
+                            let mut helper = Engine::<P>::new(&mut context);
+                            helper.shared = Some(shared.clone());
+                            // Its answer is this thread's too (or it was stopped): only what it
+                            // learnt counts.
+                            let _ = helper.value(kind, memoize);
+                        });
+                        if std::panic::catch_unwind(search).is_err() {
+                            shared.abandoned.store(true, Ordering::Relaxed);
+                        }
+                        context.stats
+                    })
+                })
+                .collect();
+            self.shared = Some(shared);
+            let value = self.value(kind, memoize);
+            self.shared = None;
+            over.store(true, Ordering::Relaxed);
+            for helper in helpers {
+                // A helper that panicked taught nothing wrong: its knowledge is exact or absent.
+                let stats = helper.join().unwrap_or_default();
+                self.context.stats.positions_computed += stats.positions_computed;
+                self.context.stats.cache_hits += stats.cache_hits;
+            }
+            value
+        })
+    }
+
     /// The value of a set of points, XOR of its components' values.
     pub fn value_of_set(&mut self, set: BoardPoints) -> Result<u64, Interrupted> {
         let mut value = 0;
@@ -415,9 +566,10 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         Ok(value)
     }
 
-    /// The value of one connected, non-empty set of points of a board.
+    /// The value of one connected, non-empty set of points of a board (searched on every thread
+    /// the solve may use).
     pub fn component(&mut self, part: BoardPoints, memoize: Memoize) -> Result<u8, Interrupted> {
-        self.value(&kind_of::<P, _>(part), memoize)
+        self.value_on_every_thread(&kind_of::<P, _>(part), memoize)
     }
 
     /// The value of a component.
@@ -438,7 +590,19 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
 
     /// What this solve or the persistent memo (when `persistent`) knows of a component.
     fn recall<S: Shape>(&mut self, key: S, persistent: bool) -> Knowledge {
-        if let Some(known) = S::table(&mut self.learnt.tables).get(&key) {
+        let own = S::table(&mut self.learnt.tables).get(&key);
+        let known = match (&self.shared, own) {
+            (_, Some(known)) if known.exact().is_some() => return known,
+            (Some(shared), _) if key.len() >= P::MEMO_MIN_POINTS => {
+                let theirs = S::shared(shared).0.get(&key);
+                match (own, theirs) {
+                    (Some(own), Some(theirs)) => Some(own.with(theirs)),
+                    (own, theirs) => own.or(theirs),
+                }
+            }
+            _ => own,
+        };
+        if let Some(known) = known {
             return known;
         }
         let stored =
@@ -471,14 +635,46 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
             self.settled(key, 0, work_before, memoize);
             return Ok(0);
         }
-        let (options, mut reduced) = self.options_of(key);
-        // If no value below the bound is absent from the options, the value is the bound (see
-        // [`Engine`]).
-        let most = P::most_value(size) as u8;
-        let value = self.least_absent(&mut known, &options, &mut reduced, most)?.unwrap_or(most);
-        self.recycle(options, reduced);
+        let value = self.searching(key, |engine| {
+            let (options, mut reduced) = engine.options_of(key);
+            // If no value below the bound is absent from the options, the value is the bound (see
+            // [`Engine`]).
+            let most = P::most_value(size) as u8;
+            let value = engine.least_absent(&mut known, &options, &mut reduced, most)?.unwrap_or(most);
+            engine.recycle(options, reduced);
+            Ok(value)
+        })?;
         self.settled(key, value, work_before, memoize);
         Ok(value)
+    }
+
+    /// `search(self)`, with `key` marked as searched by this thread meanwhile when other threads
+    /// search the same position (see [`SharedTables`]).
+    fn searching<S: Shape, T>(
+        &mut self,
+        key: S,
+        search: impl FnOnce(&mut Self) -> Result<T, Interrupted>,
+    ) -> Result<T, Interrupted> {
+        let marks = |engine: &Self, change: fn(u8) -> u8| match &engine.shared {
+            Some(shared) if key.len() >= P::MEMO_MIN_POINTS => {
+                S::shared(shared).1.merge(key, |searchers| Searchers(change(searchers.unwrap_or_default().0)));
+            }
+            _ => {}
+        };
+        marks(self, |searchers| searchers.saturating_add(1));
+        let result = search(self);
+        marks(self, |searchers| searchers.saturating_sub(1));
+        result
+    }
+
+    /// Whether another thread is searching a component now (see [`SharedTables`]).
+    fn searched_elsewhere(&self, kind: &Kind, size: u32) -> bool {
+        match &self.shared {
+            Some(shared) if size >= P::MEMO_MIN_POINTS && !shared.abandoned.load(Ordering::Relaxed) => {
+                each_kind!(kind, _value => false, set => searched_now(shared, set))
+            }
+            _ => false,
+        }
     }
 
     /// Whether a component in canonical form whose values may reach `target` has value `target`;
@@ -499,19 +695,28 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
             self.settled(key, 0, work_before, Memoize::WhenCostly);
             return Ok(Answer::Value(0));
         }
-        let (options, mut reduced) = self.options_of(key);
-        // An option of value `target` says no at once.
-        if self.some_option_has_value(&mut known, &options, &mut reduced, target)? {
-            self.recycle(options, reduced);
-            self.remember(key, known.with_cost(self.nodes - work_before));
-            return Ok(Answer::Not);
+        let value = self.searching(key, |engine| {
+            let (options, mut reduced) = engine.options_of(key);
+            // An option of value `target` says no at once; if none has it, the value is the least
+            // value below it that no option has, or `target` itself.
+            let value = if engine.some_option_has_value(&mut known, &options, &mut reduced, target)? {
+                None
+            } else {
+                Some(engine.least_absent(&mut known, &options, &mut reduced, target)?.unwrap_or(target))
+            };
+            engine.recycle(options, reduced);
+            Ok(value)
+        })?;
+        match value {
+            Some(value) => {
+                self.settled(key, value, work_before, Memoize::WhenCostly);
+                Ok(Answer::Value(value))
+            }
+            None => {
+                self.remember(key, known.with_cost(self.nodes - work_before));
+                Ok(Answer::Not)
+            }
         }
-        // No option has value `target`: the value is the least value below it that no option
-        // has, or `target` itself.
-        let value = self.least_absent(&mut known, &options, &mut reduced, target)?.unwrap_or(target);
-        self.recycle(options, reduced);
-        self.settled(key, value, work_before, Memoize::WhenCostly);
-        Ok(Answer::Value(value))
     }
 
     /// The ranked options of a component in canonical form (see [`ordered_options`]), with room
@@ -603,7 +808,12 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
                 }
             }
         }
-        for (&(played, rest), slot) in options.iter().zip(reduced.iter_mut()) {
+        // Options another thread is searching now are left for last (see [`SharedTables`]), but
+        // for the first one searched, the eldest brother, which every thread searches: most
+        // often it settles the question, and the others' work would be lost.
+        let mut later = Vec::new();
+        let mut eldest = true;
+        for (i, (&(played, rest), slot)) in options.iter().zip(reduced.iter_mut()).enumerate() {
             self.nodes += 1;
             if self.nodes.is_multiple_of(CHECK_INTERVAL) {
                 self.context.budget.check()?;
@@ -612,21 +822,52 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
                 Some(option) => option,
                 None => slot.insert(self.reduce(played, rest)?),
             };
-            let value = match &option.asked {
-                None => Some(option.others),
-                Some((kind, size)) => match self.ask(kind, *size, u64::from(target) ^ option.others)? {
-                    Answer::Value(value) => Some(u64::from(value) ^ option.others),
-                    Answer::Not => None,
-                },
-            };
-            if let Some(value) = value {
-                known.note_option_of(value);
-                if value == u64::from(target) {
-                    return Ok(true);
-                }
+            if !eldest && matches!(&option.asked, Some((kind, size)) if self.searched_elsewhere(kind, *size)) {
+                later.push(i);
+                continue;
+            }
+            eldest = false;
+            if self.has_value(known, option, target)? {
+                return Ok(true);
+            }
+        }
+        for i in later {
+            let option = reduced[i].as_ref().expect("reduced above");
+            if let Some((kind, size)) = &option.asked {
+                self.wait_for_others(kind, *size)?;
+            }
+            if self.has_value(known, option, target)? {
+                return Ok(true);
             }
         }
         Ok(false)
+    }
+
+    /// Wait while another thread searches a component, so as to use what it learns rather
+    /// than do its work twice. This cannot deadlock: a thread waits only for a component smaller
+    /// than every one it is searching, so the components waited for along a chain of waiting
+    /// threads shrink and the chain cannot close.
+    fn wait_for_others(&mut self, kind: &Kind, size: u32) -> Result<(), Interrupted> {
+        while self.searched_elsewhere(kind, size) {
+            self.context.budget.check()?;
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        Ok(())
+    }
+
+    /// Whether a reduced option has value `target`; `known` learns its value if that is found.
+    fn has_value(&mut self, known: &mut Knowledge, option: &Reduced, target: u8) -> Result<bool, Interrupted> {
+        let value = match &option.asked {
+            None => Some(option.others),
+            Some((kind, size)) => match self.ask(kind, *size, u64::from(target) ^ option.others)? {
+                Answer::Value(value) => Some(u64::from(value) ^ option.others),
+                Answer::Not => None,
+            },
+        };
+        if let Some(value) = value {
+            known.note_option_of(value);
+        }
+        Ok(value == Some(u64::from(target)))
     }
 
     /// The value of an option if it needs no search: every part is valued by rule or already
@@ -701,9 +942,15 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         S::table(&mut self.learnt.tables).get(&key).and_then(Knowledge::exact)
     }
 
-    /// Record what was learnt (the tables keep the costliest entries when full).
+    /// Record what was learnt (the tables keep the costliest entries when full), and tell the
+    /// other threads searching this position what is worth it (see [`Engine::share`]).
     fn remember<S: Shape>(&mut self, key: S, known: Knowledge) {
         S::table(&mut self.learnt.tables).insert(key, known, &mut self.learnt.table_room);
+        if let Some(shared) = &self.shared {
+            if key.len() >= P::MEMO_MIN_POINTS && known.worth() >= SHARED_MIN_WORTH {
+                S::shared(shared).0.merge(key, |theirs| theirs.map_or(known, |theirs| known.with(theirs)));
+            }
+        }
     }
 }
 
@@ -712,6 +959,11 @@ impl<P: Piece> Drop for Engine<'_, '_, P> {
     fn drop(&mut self) {
         self.context.learnt = P::learnt(std::mem::take(&mut self.learnt));
     }
+}
+
+/// Whether some thread is searching a component in canonical form now.
+fn searched_now<S: Shape>(shared: &SharedTables, key: &S) -> bool {
+    S::shared(shared).1.get(key).is_some_and(|searchers| searchers.0 > 0)
 }
 
 /// Whether a component in canonical form has value 0 by the half-turn strategy: a half turn (a

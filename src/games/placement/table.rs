@@ -156,6 +156,47 @@ impl<K: Copy + Eq + Default + Hash, V: Copy + Default + Worth> Table<K, V> {
     }
 }
 
+/// Shards of a [`SharedTable`]: enough that threads seldom wait for one another.
+const SHARDS: usize = 64;
+
+/// A [`Table`] that the threads searching one position share: split into shards, each behind its
+/// own lock and with its own share of the bytes.
+pub struct SharedTable<K, V> {
+    shards: Box<[std::sync::Mutex<Shard<K, V>>]>,
+}
+
+/// One shard of a [`SharedTable`]: its table and the bytes it may still allocate.
+type Shard<K, V> = (Table<K, V>, usize);
+
+impl<K: Copy + Eq + Default + Hash, V: Copy + Default + Worth> SharedTable<K, V> {
+    /// An empty table that may allocate `bytes` in all.
+    pub fn new(bytes: usize) -> Self {
+        let shards = (0..SHARDS).map(|_| std::sync::Mutex::new((Table::default(), bytes / SHARDS))).collect();
+        SharedTable { shards }
+    }
+
+    /// The shard of `key` (by other bits of its hash than those that choose its slot).
+    fn shard(&self, key: &K) -> std::sync::MutexGuard<'_, Shard<K, V>> {
+        let hash = foldhash::fast::FixedState::with_seed(1).hash_one(key) as usize;
+        // A thread that panicked while holding a shard left a table that is still well formed.
+        self.shards[hash % SHARDS].lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The value of `key`, if present.
+    pub fn get(&self, key: &K) -> Option<V> {
+        self.shard(key).0.get(key)
+    }
+
+    /// Set the value of `key` to `merge` of what was there (if anything) and return it.
+    pub fn merge(&self, key: K, merge: impl FnOnce(Option<V>) -> V) -> V {
+        let mut shard = self.shard(&key);
+        let (table, room) = &mut *shard;
+        let value = merge(table.get(&key));
+        table.insert(key, value, room);
+        value
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,3 +89,95 @@ fn canonical_forms_are_shared_by_all_images_in_every_kind_of_set() {
     check_every_kind::<Square>();
     check_every_kind::<Domino>();
 }
+
+/// A solve of each board on `threads` threads: the value and the best move.
+fn answers_on<P: Piece>(boards: &[super::Board<P>], threads: usize) -> Vec<(u64, Option<P::Move>)>
+where
+    P::Move: std::fmt::Debug,
+{
+    use crate::games::{Game, SearchContext, SearchThreads};
+    boards
+        .iter()
+        .map(|board| {
+            let mut context = SearchContext::in_memory();
+            context.threads = SearchThreads::new(threads);
+            let (value, best) = board.best_move(&mut context).expect("no deadline");
+            let mut again = SearchContext::in_memory();
+            again.threads = SearchThreads::new(threads);
+            assert_eq!(board.value(&mut again), Ok(value), "{board:?}");
+            (value, best)
+        })
+        .collect()
+}
+
+/// Random boards of both placement games, large enough to be searched by helpers.
+fn boards<P: Piece>(seed: u64, shapes: &[(usize, usize)], blocked_percent: u64) -> Vec<super::Board<P>> {
+    let mut rng = SplitMix::new(seed);
+    shapes
+        .iter()
+        .map(|&(height, width)| {
+            let rows = crate::testing::random_board(&mut rng, height, width, blocked_percent);
+            super::Board::new(&rows).expect("generated boards are valid")
+        })
+        .collect()
+}
+
+#[test]
+fn values_and_best_moves_are_the_same_on_1_2_and_4_threads() {
+    let squares = boards::<Square>(23, &[(8, 9), (7, 8), (8, 8), (9, 8)], 6);
+    let one = answers_on(&squares, 1);
+    assert_eq!(answers_on(&squares, 2), one);
+    assert_eq!(answers_on(&squares, 4), one);
+    let dominoes = boards::<Domino>(29, &[(5, 6), (6, 6), (6, 5), (5, 7)], 12);
+    let one = answers_on(&dominoes, 1);
+    assert_eq!(answers_on(&dominoes, 2), one);
+    assert_eq!(answers_on(&dominoes, 4), one);
+}
+
+#[test]
+fn a_cancel_stops_every_thread_of_a_search() {
+    use crate::games::{Budget, Game, Interrupted, NoMemo, SearchContext, SearchThreads};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let pool = SearchThreads::new(4);
+    let cancelled = Arc::new(AtomicBool::new(false));
+    // The full 11×11 board: no machine finishes it during this test.
+    let board = super::Board::<Square>::new(&vec!["0".repeat(11); 11]).expect("valid");
+    let search = std::thread::spawn({
+        let (pool, cancelled) = (pool.clone(), cancelled.clone());
+        move || {
+            let mut context = SearchContext::new(Budget::new(None, cancelled), &NoMemo);
+            context.threads = pool;
+            board.value(&mut context)
+        }
+    });
+    // Wait until the search and its three helpers run.
+    while pool.busy() < 4 {
+        assert!(!search.is_finished(), "the search ended before it was cancelled");
+        std::thread::yield_now();
+    }
+    cancelled.store(true, Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    // The search returns only once its helpers have stopped (they are joined).
+    assert_eq!(search.join().expect("no panic"), Err(Interrupted::Cancelled));
+    eprintln!("every thread stopped {:?} after the cancel", started.elapsed());
+    assert_eq!(pool.busy(), 0, "every thread went back to the pool");
+}
+
+#[test]
+fn concurrent_searches_share_the_pool_and_never_exceed_it() {
+    use crate::games::SearchThreads;
+    let pool = SearchThreads::new(3);
+    let first = pool.take();
+    assert_eq!(first.helpers, 2);
+    // Every core is busy: a second search runs on its own thread only.
+    let second = pool.take();
+    assert_eq!(second.helpers, 0);
+    assert_eq!(pool.busy(), 4);
+    drop(first);
+    assert_eq!(pool.busy(), 1);
+    let third = pool.take();
+    assert_eq!(third.helpers, 1);
+    drop((second, third));
+    assert_eq!(pool.busy(), 0);
+}

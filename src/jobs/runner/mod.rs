@@ -45,6 +45,8 @@ pub struct JobsConfig {
     pub table_limit: usize,
     /// The most jobs waiting to run; Explore beyond it is RESOURCE_EXHAUSTED.
     pub max_queued: usize,
+    /// The search threads the jobs share with the server's solves (`--search-threads`).
+    pub search_threads: Arc<crate::games::SearchThreads>,
     /// The fleet's Redis of the job records (`--jobs-redis`, by default the `--shared-cache` one):
     /// job records live there instead of in `dir`, any replica answers for any job, and a job
     /// whose replica died is resumed by another.
@@ -78,6 +80,7 @@ impl Default for JobsConfig {
             retention: humantime::parse_duration(DEFAULT_JOB_RETENTION).expect("the default retention parses"),
             table_limit: crate::games::DEFAULT_TABLE_LIMIT,
             max_queued: DEFAULT_MAX_QUEUED_JOBS,
+            search_threads: crate::games::SearchThreads::new(1),
             shared: None,
         }
     }
@@ -360,6 +363,11 @@ impl Runner {
         let end = start + rows.len() as u64;
         let next = if end < total { rows_token(name, end) } else { String::new() };
         Ok((rows, next, total))
+    }
+
+    /// The search threads the jobs use, which the server's solves share.
+    pub fn search_threads(&self) -> Arc<crate::games::SearchThreads> {
+        self.shared.config.search_threads.clone()
     }
 
     /// How many jobs wait, run and have ended, for the metrics. Cheap: two locks, no I/O.

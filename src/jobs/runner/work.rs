@@ -219,6 +219,7 @@ impl RunnerState {
         let memo = CountingMemo { inner: &*self.memo, live };
         let mut context = SearchContext::new(Budget::new(deadline, live.cancel.clone()), &memo);
         context.table_limit = self.config.table_limit;
+        context.threads = self.config.search_threads.clone();
         let base_positions = live.positions_computed.load(Ordering::Relaxed);
         let add_stats =
             |stats: Stats| live.positions_computed.store(base_positions + stats.positions_computed, Ordering::Relaxed);
