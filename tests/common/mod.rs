@@ -29,6 +29,10 @@ pub struct TestServer {
 /// How a [`TestServer`] is started: `TestServer::builder()`, then what differs from the defaults (a
 /// fresh temporary data directory and job store, no extra flags, the log filtered by
 /// `NIMBER_TEST_LOG` (default `warn`) on the test's stderr), then [`Launch::start`].
+///
+/// A test server searches on one thread unless its flags give `--search-threads`: the counts many
+/// tests compare (positions computed, cache hits) are exact only on one thread, since helpers
+/// learn in an order the scheduler decides (the answers themselves are the same on any number).
 pub struct Launch<'a> {
     data_dir: Option<&'a Path>,
     flags: &'a [&'a str],
@@ -94,6 +98,7 @@ impl TestServer {
             command.arg("--jobs-dir").arg(jobs.path());
         }
         let mut child = command
+            .env("NIMBER_SEARCH_THREADS", "1")
             .env("RUST_LOG", rust_log)
             .stdout(Stdio::piped())
             .stderr(stderr)
