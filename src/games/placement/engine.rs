@@ -517,13 +517,12 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         if permit.helpers == 0 {
             return self.value(kind, memoize);
         }
-        let threads = permit.helpers + 1;
         let shared = Arc::new(SharedTables::new(table_share(self.context) / 2 * permit.helpers));
         let over = Arc::new(AtomicBool::new(false));
         let budget = self.context.budget.until(over.clone());
         let (memo, table_limit) = (self.context.memo, self.context.table_limit / 2);
         std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..threads)
+            let helpers: Vec<_> = (0..permit.helpers)
                 .map(|_| {
                     let (shared, budget) = (shared.clone(), budget.clone());
                     scope.spawn(move || {
@@ -548,7 +547,8 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
             self.shared = None;
             over.store(true, Ordering::Relaxed);
             for helper in helpers {
-                // A helper that panicked taught nothing wrong: its knowledge is exact or absent.
+                // A helper catches its own panic (and taught nothing wrong: its knowledge is exact
+                // or absent), so joining it does not fail.
                 let stats = helper.join().unwrap_or_default();
                 self.context.stats.positions_computed += stats.positions_computed;
                 self.context.stats.cache_hits += stats.cache_hits;
@@ -591,9 +591,9 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
     /// What this solve or the persistent memo (when `persistent`) knows of a component.
     fn recall<S: Shape>(&mut self, key: S, persistent: bool) -> Knowledge {
         let own = S::table(&mut self.learnt.tables).get(&key);
-        let known = match (&self.shared, own) {
+        let known = match (self.shared_for(key.len()), own) {
             (_, Some(known)) if known.exact().is_some() => return known,
-            (Some(shared), _) if key.len() >= P::MEMO_MIN_POINTS => {
+            (Some(shared), _) => {
                 let theirs = S::shared(shared).0.get(&key);
                 match (own, theirs) {
                     (Some(own), Some(theirs)) => Some(own.with(theirs)),
@@ -655,11 +655,10 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         key: S,
         search: impl FnOnce(&mut Self) -> Result<T, Interrupted>,
     ) -> Result<T, Interrupted> {
-        let marks = |engine: &Self, change: fn(u8) -> u8| match &engine.shared {
-            Some(shared) if key.len() >= P::MEMO_MIN_POINTS => {
+        let marks = |engine: &Self, change: fn(u8) -> u8| {
+            if let Some(shared) = engine.shared_for(key.len()) {
                 S::shared(shared).1.merge(key, |searchers| Searchers(change(searchers.unwrap_or_default().0)));
             }
-            _ => {}
         };
         marks(self, |searchers| searchers.saturating_add(1));
         let result = search(self);
@@ -669,12 +668,18 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
 
     /// Whether another thread is searching a component now (see [`SharedTables`]).
     fn searched_elsewhere(&self, kind: &Kind, size: u32) -> bool {
-        match &self.shared {
-            Some(shared) if size >= P::MEMO_MIN_POINTS && !shared.abandoned.load(Ordering::Relaxed) => {
+        match self.shared_for(size) {
+            Some(shared) if !shared.abandoned.load(Ordering::Relaxed) => {
                 each_kind!(kind, _value => false, set => searched_now(shared, set))
             }
             _ => false,
         }
+    }
+
+    /// The tables shared with the other threads searching this position, if there are any and a
+    /// component of `size` points is large enough to share (see [`SharedTables`]).
+    fn shared_for(&self, size: u32) -> Option<&SharedTables> {
+        self.shared.as_deref().filter(|_| size >= P::MEMO_MIN_POINTS)
     }
 
     /// Whether a component in canonical form whose values may reach `target` has value `target`;
@@ -943,13 +948,11 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
     }
 
     /// Record what was learnt (the tables keep the costliest entries when full), and tell the
-    /// other threads searching this position what is worth it (see [`Engine::share`]).
+    /// other threads searching this position what is worth it (see [`SHARED_MIN_WORTH`]).
     fn remember<S: Shape>(&mut self, key: S, known: Knowledge) {
         S::table(&mut self.learnt.tables).insert(key, known, &mut self.learnt.table_room);
-        if let Some(shared) = &self.shared {
-            if key.len() >= P::MEMO_MIN_POINTS && known.worth() >= SHARED_MIN_WORTH {
-                S::shared(shared).0.merge(key, |theirs| theirs.map_or(known, |theirs| known.with(theirs)));
-            }
+        if let Some(shared) = self.shared_for(key.len()).filter(|_| known.worth() >= SHARED_MIN_WORTH) {
+            S::shared(shared).0.merge(key, |theirs| theirs.map_or(known, |theirs| known.with(theirs)));
         }
     }
 }
