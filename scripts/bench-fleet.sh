@@ -7,11 +7,17 @@
 #   3. Explore jobs across two replicas (examples/fleet-operations.rs): GetOperation latency on B for
 #      an operation started on A against on A itself (LATENCY_CALLS calls each); then a job running on
 #      A is killed with kill -9 and the time until B runs it again is measured, with the default lease
-#      and with JOB_LEASE_MS, with the items A had finished and those recorded in Redis, which B skips.
+#      and with JOB_LEASE_MS, with the items A had finished and those recorded in Redis, which B skips;
+#   4. one job on many replicas: a family job (sub-boards of FAMILY_BOARD, one cell blocked) on one
+#      replica, then on three sharing Redis, and a board's Solve job (SPLIT_BOARD) on one replica
+#      without a split, then split across two (split_across_replicas); each replica on one search
+#      thread. Rows: wall time, CPU of every replica, parts each replica computed, lease seconds per
+#      part, and the wall time projected on N machines from the measured part times.
 #
 # Usage: scripts/bench-fleet.sh        (REQUESTS=200 distinct boards per run)
 # Knobs (environment): REQUESTS, CONCURRENCY, SIZES (board sizes for part 1, e.g. "7 8 9"),
-# LATENCY_CALLS (500), JOB_LEASE_MS (1000); PART1=0, PART2=0, PART3=0 skip a part.
+# LATENCY_CALLS (500), JOB_LEASE_MS (1000), FAMILY_BOARD (7x11), SPLIT_BOARD (8x10);
+# PART1=0, PART2=0, PART3=0, PART4=0 skip a part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -22,7 +28,9 @@ CONCURRENCY=${CONCURRENCY:-4}
 SIZES=${SIZES:-"7 8 9"}
 LATENCY_CALLS=${LATENCY_CALLS:-500}
 JOB_LEASE_MS=${JOB_LEASE_MS:-1000}
-PART1=${PART1:-1} PART2=${PART2:-1} PART3=${PART3:-1}
+FAMILY_BOARD=${FAMILY_BOARD:-7x11}
+SPLIT_BOARD=${SPLIT_BOARD:-8x10}
+PART1=${PART1:-1} PART2=${PART2:-1} PART3=${PART3:-1} PART4=${PART4:-1}
 
 cargo build --release --bins --example fleet-operations
 bin="${CARGO_TARGET_DIR:-target}/release"
@@ -149,4 +157,99 @@ echo "| lease | kill -9 of A to B running the job | items A had finished | items
 echo "|---|---|---|---|"
 takeover default "default (--shared-cache-lease-ms 10000: a 10 s job lease)"
 takeover short "--shared-cache-lease-ms $JOB_LEASE_MS (a job's lease is at least 3 s)" --shared-cache-lease-ms "$JOB_LEASE_MS"
+fi
+
+# cpu_seconds PID...: the CPU time (user and system) the processes used so far, in seconds.
+cpu_seconds() {
+    python3 -c '
+import os, sys
+# After the command name: field 3 (state) first, so utime (field 14) and stime (15) are at 11 and 12.
+fields = [open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split() for pid in sys.argv[1:]]
+print(sum(int(f[11]) + int(f[12]) for f in fields) / os.sysconf("SC_CLK_TCK"))' "$@"
+}
+
+# divided LABEL COUNT JOB: COUNT replicas on a fresh Redis (one search thread each, their parts
+# logged), JOB (Explore's JSON) run on the first; prints a table row and saves the part times in
+# $work/parts-LABEL.
+divided() {
+    local label=$1 count=$2 job=$3 name started cpu_before cpu_after wall i
+    local addresses=() metrics=() replica_pids=()
+    redis-cli -u "$redis_url" flushall >/dev/null
+    for i in $(seq "$count"); do
+        local dir="$work/div-$label-$i"
+        NIMBER_SEARCH_THREADS=1 RUST_LOG=warn,nimber::jobs::runner::parts=debug "$bin/nimber" serve \
+            --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --data-dir "$dir/data" --jobs-dir "$dir/jobs" \
+            --shared-cache "$redis_url" >"$dir.out" 2>"$dir.log" &
+        pids+=($!)
+        replica_pids+=($!)
+        for _ in $(seq 100); do grep -q 'metrics on' "$dir.out" 2>/dev/null && break; sleep 0.1; done
+        addresses+=("$(sed -n 's/^nimber listening on //p' "$dir.out")")
+        metrics+=("$(sed -n 's/^nimber metrics on //p' "$dir.out")")
+    done
+    cpu_before=$(cpu_seconds "${replica_pids[@]}")
+    started=$(date +%s.%N)
+    name=$(grpcurl -plaintext -d "$job" "${addresses[0]}" nimber.v1.Solver/Explore |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["name"])')
+    grpcurl -plaintext -max-time 3600 -d "{\"name\": \"$name\", \"timeout\": \"3600s\"}" "${addresses[0]}" \
+        google.longrunning.Operations/WaitOperation >"$work/div-$label.result"
+    wall=$(python3 -c "print(round($(date +%s.%N) - $started, 2))")
+    cpu_after=$(cpu_seconds "${replica_pids[@]}")
+    local parts="" lease=0 computed=0
+    for i in $(seq "$count"); do
+        local scraped own other
+        scraped=$(python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+            "${metrics[$((i - 1))]}")
+        own=$(sed -n 's/^nimber_job_parts_total{job="own"} //p' <<<"$scraped")
+        other=$(sed -n 's/^nimber_job_parts_total{job="other_replica"} //p' <<<"$scraped")
+        lease=$(python3 -c "print($lease + $(sed -n 's/^nimber_job_part_lease_seconds_total //p' <<<"$scraped"))")
+        computed=$((computed + own + other))
+        parts+="${parts:+ / }$((own + other))"
+    done
+    cat "$work"/div-"$label"-*.log | sed -n 's/.*computed a part of a job.*seconds=\([0-9.e-]*\).*/\1/p' >"$work/parts-$label"
+    local per_part
+    per_part=$(python3 -c "print(round(1000 * $lease / max($computed, 1), 2))")
+    echo "| $label | $count | $wall s | $(python3 -c "print(round($cpu_after - $cpu_before, 2))") s | $parts | $per_part ms |"
+    kill "${replica_pids[@]}"
+    wait "${replica_pids[@]}" 2>/dev/null || true
+}
+
+# projection LABEL ROOT_SECONDS: the wall time on 1, 2, 4, 8, 16 and 64 machines, the parts measured
+# in run LABEL handed out longest first to the machine free first, plus ROOT_SECONDS after them.
+projection() {
+    python3 - "$work/parts-$1" "$2" <<'PY'
+import heapq, sys
+parts = sorted((float(line) for line in open(sys.argv[1]) if line.strip()), reverse=True)
+root = float(sys.argv[2])
+cells = []
+for machines in (1, 2, 4, 8, 16, 64):
+    loads = [0.0] * machines
+    for part in parts:
+        heapq.heapreplace(loads, loads[0] + part)
+    cells.append(f"{max(loads) + root:.2f} s")
+print(f"| {len(parts)} parts, {sum(parts):.2f} s, longest {parts[0]:.2f} s | " + " | ".join(cells) + " |")
+PY
+}
+
+if [[ $PART4 == 1 ]]; then
+echo
+echo "## 4. one job on many replicas (one search thread each; this machine has $(nproc) cores)"
+IFS=x read -r family_rows family_columns <<<"$FAMILY_BOARD"
+IFS=x read -r split_rows split_columns <<<"$SPLIT_BOARD"
+rows_json() { python3 -c "import json; print(json.dumps(['0' * $2] * $1))"; }
+family_job="{\"subBoards\": {\"board\": {\"rows\": $(rows_json "$family_rows" "$family_columns")}, \"maxBlocked\": 1}}"
+solve_job="{\"solve\": {\"position\": {\"tetris\": {\"rows\": $(rows_json "$split_rows" "$split_columns")}}}"
+echo "| run | replicas | wall | CPU of all replicas | parts by replica | lease time per part |"
+echo "|---|---|---|---|---|---|"
+divided "family-1" 1 "$family_job"
+divided "family-3" 3 "$family_job"
+divided "solve-1" 1 "$solve_job}"
+divided "split-2" 2 "$solve_job, \"splitAcrossReplicas\": true}"
+root=$(python3 -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["response"]["solve"]["stats"]["elapsedMicros"]) / 1e6)' "$work/div-solve-1.result")
+echo
+echo "Projected wall time on N machines (the part times of the run named, longest first to the machine free first):"
+echo
+echo "| run | parts | 1 | 2 | 4 | 8 | 16 | 64 |"
+echo "|---|---|---|---|---|---|---|---|"
+echo "| family-1 $(projection family-1 0)"
+echo "| split-2 (then the owner's search, timed as without a split: an upper bound) $(projection split-2 "$root")"
 fi

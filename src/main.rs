@@ -315,6 +315,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             table_limit: budget.table_entries,
             max_queued: args.max_queued_jobs,
             search_threads,
+            share_work: jobs_redis.is_some() && shared_cache.is_some(),
             shared: jobs_redis,
         },
         max_store_bytes: Some(max_store_bytes),

@@ -737,7 +737,9 @@ async fn an_operation_started_on_one_replica_is_read_waited_for_and_cancelled_on
 async fn a_job_of_a_killed_replica_is_resumed_by_another_after_its_lease_expires() {
     let redis = Redis::start();
     let lease = ["--shared-cache-lease-ms", "1000"];
-    let (mut a, b) = (replica(&redis, &lease), replica(&redis, &lease));
+    // B helps with A's job (it takes the 10×10 item on one worker) and adopts it on another.
+    let (mut a, b) =
+        (replica(&redis, &lease), replica(&redis, &["--shared-cache-lease-ms", "1000", "--max-jobs", "2"]));
     // Nine quick boards (10×1 … 10×9), then the 10×10 that takes minutes.
     let name = a.client().await.explore(full_boards((10, 10), (1, 10))).await.unwrap().into_inner().name;
     let mut on_b = operations(&b).await;
@@ -959,4 +961,89 @@ async fn job_records_live_in_the_jobs_redis_and_an_evicting_one_is_warned_about(
     };
     assert_eq!(warnings(&apart_log), 0, "the jobs Redis does not evict (noeviction)");
     assert_eq!(warnings(&together_log), 1, "the cache's Redis evicts (allkeys-lru): one warning");
+}
+
+/// Explore the boards of `rows`×`columns` with at most one cell blocked: 21 boards for 7×10, about
+/// a quarter of a second each, enough for every replica of a small fleet to take some.
+fn sub_boards(rows: usize, columns: usize) -> proto::ExploreRequest {
+    let board = proto::Tetris { rows: vec!["0".repeat(columns); rows] };
+    let family = proto::SubBoards { board: Some(board), max_blocked: 1, game: 0 };
+    proto::ExploreRequest { job: Some(proto::explore_request::Job::SubBoards(family)), ..Default::default() }
+}
+
+/// The parts of jobs `server` computed: of its own jobs and of other replicas'.
+fn parts_computed(server: &TestServer) -> (f64, f64) {
+    let scraped = scrape(server.metrics_url.as_ref().unwrap());
+    (
+        sample(&scraped, "nimber_job_parts_total{job=\"own\"}"),
+        sample(&scraped, "nimber_job_parts_total{job=\"other_replica\"}"),
+    )
+}
+
+/// Every row of a sub-boards table against the engine's own value of its board, computed here on
+/// one thread: the answer of a single replica.
+fn assert_rows_are_the_single_replica_answer(result: &proto::ExploreResult, expected_rows: u64) {
+    assert_eq!(result.total_rows, expected_rows);
+    assert_eq!(result.rows.len() as u64, expected_rows);
+    for row in &result.rows {
+        let position =
+            proto::Position { game: Some(proto::position::Game::Tetris(proto::Tetris { rows: row.board.clone() })) };
+        assert_eq!(row.grundy, common::engine_value(&position).nimber(), "{:?}", row.board);
+    }
+}
+
+/// A family job on three replicas: the owner and both others compute items (leased one by one in
+/// Redis), each item once, and the table is the single-replica one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_family_job_is_divided_among_three_replicas_and_gives_the_single_replica_answer() {
+    let redis = Redis::start();
+    let replicas = [replica(&redis, &[]), replica(&redis, &[]), replica(&redis, &[])];
+    let name = replicas[0].client().await.explore(sub_boards(7, 10)).await.unwrap().into_inner().name;
+    let done = wait_done(&mut operations(&replicas[1]).await, &name, Duration::from_secs(120)).await;
+    assert_eq!(job_progress(&done).state(), ExploreState::Succeeded, "{done:?}");
+    let parts: Vec<(f64, f64)> = replicas.iter().map(parts_computed).collect();
+    assert!(parts[0].0 >= 1.0 && parts[0].1 == 0.0, "the owner computes items of its own job: {parts:?}");
+    for helper in &parts[1..] {
+        assert!(helper.1 >= 1.0 && helper.0 == 0.0, "every other replica computes items of it: {parts:?}");
+    }
+    let computed: f64 = parts.iter().map(|(own, other)| own + other).sum();
+    assert_eq!(computed, 21.0, "each of the 21 items is computed once: {parts:?}");
+    assert_rows_are_the_single_replica_answer(&job_result(&done), 21);
+    assert!(redis.keys(&[&jobs_key("part/")[..], b"*"].concat()).is_empty(), "every part's lease is given back");
+}
+
+/// A replica killed (SIGKILL) while it computes an item of another replica's job loses only that
+/// item: its lease expires, the owner takes it over, and the table is the single-replica one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_helper_killed_mid_item_loses_only_its_item_and_the_job_finishes_with_the_single_replica_answer() {
+    let redis = Redis::start();
+    let (a, mut b) = (replica(&redis, &[]), replica(&redis, &[]));
+    let name = a.client().await.explore(sub_boards(7, 10)).await.unwrap().into_inner().name;
+    wait_until("B to compute an item of A's job", Duration::from_secs(60), || {
+        metric(&b, "nimber_job_parts_computing") == 1.0
+    });
+    b.kill();
+    let done = wait_done(&mut operations(&a).await, &name, Duration::from_secs(120)).await;
+    assert_eq!(job_progress(&done).state(), ExploreState::Succeeded, "{done:?}");
+    assert_eq!(job_progress(&done).times_resumed, 0, "the owner ran the job from start to end");
+    assert_rows_are_the_single_replica_answer(&job_result(&done), 21);
+}
+
+/// A single board's Solve job split across two replicas: the positions its moves lead to are
+/// leased one by one, both replicas compute some, and the owner's search then finds them in the
+/// shared cache; the value is the one a single replica finds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_board_split_across_two_replicas_has_the_single_replica_value() {
+    let redis = Redis::start();
+    let (a, b) = (replica(&redis, &[]), replica(&redis, &[]));
+    let position = board(8, 9);
+    let request = proto::ExploreRequest { split_across_replicas: true, ..solve_job(position.clone()) };
+    let name = a.client().await.explore(request).await.unwrap().into_inner().name;
+    let done = wait_done(&mut operations(&b).await, &name, Duration::from_secs(300)).await;
+    let (on_a, on_b) = (parts_computed(&a), parts_computed(&b));
+    assert!(on_a.0 >= 1.0 && on_b.1 >= 1.0, "both replicas compute parts: A {on_a:?}, B {on_b:?}");
+    let Some(proto::explore_result::Answer::Solve(answer)) = job_result(&done).answer else {
+        panic!("a solve answer: {done:?}")
+    };
+    assert_eq!(answer.grundy, common::engine_value(&position).nimber());
 }

@@ -192,6 +192,17 @@ macro_rules! define_positions {
                 value(self, lookup)
             }
 
+            /// Positions a fleet may solve first so that this one's search finds them in the
+            /// shared memo (see [`ServedGame::fleet_parts`]): every component's, at most `most`.
+            pub fn fleet_parts(&self, most: usize) -> Vec<Position> {
+                match self {
+                    $(Position::$game(game) => game.fleet_parts(most).into_iter().map(Position::from).collect(),)*
+                    Position::Sum(sum) => {
+                        sum.components().iter().flat_map(|part| part.fleet_parts(most)).take(most).collect()
+                    }
+                }
+            }
+
             /// How the values of the position's components are known (see
             /// [`ServedGame::evidence`]): every component's, each once, in the order of the
             /// components. Reads only what the process holds in memory.

@@ -265,6 +265,26 @@ pub trait JobRecords: Send + Sync {
         Ok(Vec::new())
     }
 
+    /// The unfinished jobs whose lease a replica holds: the ones others may help with.
+    fn running(&self) -> StoreResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+
+    /// Takes the lease of part `part` of job `name` (a family's item, or a position a board's
+    /// moves lead to), so that one replica of a fleet computes it: false if another holds it.
+    /// Renewed with the job leases ([`JobRecords::renew`]). Alone, every part is this replica's.
+    fn claim_part(&self, _name: &str, _part: u64) -> StoreResult<bool> {
+        Ok(true)
+    }
+
+    /// Gives the lease of a part back (it is done, or given up).
+    fn release_part(&self, _name: &str, _part: u64) {}
+
+    /// Whether item `index` of job `name` is recorded.
+    fn has_item(&self, name: &str, index: u64) -> StoreResult<bool> {
+        Ok(self.finished_items(name)?.contains(&index))
+    }
+
     /// How the store is doing, for the metrics (cheap: no I/O).
     fn condition(&self) -> StoreCondition {
         StoreCondition { writable: true, bytes: 0, moved_aside: 0 }

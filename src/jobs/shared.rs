@@ -18,7 +18,11 @@
 //! - `nimber:v1:\0jobs/items/` ++ name: a hash, item index (decimal) -> prost-encoded row, written
 //!   only while the job's record exists and it is unfinished;
 //! - `nimber:v1:\0jobs/lease/` ++ name: the lease of the replica running the job, a random token
-//!   with an expiry (`SET NX PX`), renewed about once a second while it runs, deleted at its end.
+//!   with an expiry (`SET NX PX`), renewed about once a second while it runs, deleted at its end;
+//! - `nimber:v1:\0jobs/part/` ++ name ++ `/` ++ part: the lease of the replica computing one part
+//!   of a job (an item of a family, or a position a board's moves lead to), the same way: with
+//!   `--shared-cache`, every free replica takes parts of the running jobs
+//!   ([`crate::jobs::runner`]).
 //!
 //! A script that writes more than one key checks every key's type (and everything else that can
 //! fail) before its first write, since Redis does not undo a script that fails half-way: a creation
@@ -109,8 +113,8 @@ pub struct RedisJobs {
     config: SharedCacheConfig,
     lease: Duration,
     connection: Mutex<Option<redis::Connection>>,
-    /// Leases held now: job name -> token.
-    leases: Mutex<HashMap<String, String>>,
+    /// Leases held now (of jobs and of parts): key -> token.
+    leases: Mutex<HashMap<Vec<u8>, String>>,
     tokens: Mutex<crate::random::SplitMix>,
     /// Failed renewals and releases are logged at most once a minute.
     warnings: RateLimit,
@@ -120,6 +124,11 @@ pub struct RedisJobs {
 
 fn key(kind: &str, name: &str) -> Vec<u8> {
     [crate::cache::shared::KEY_PREFIX, b"\0jobs/", kind.as_bytes(), b"/", name.as_bytes()].concat()
+}
+
+/// The key of the lease of part `part` of job `name`.
+fn part_key(name: &str, part: u64) -> Vec<u8> {
+    key("part", &format!("{name}/{part}"))
 }
 
 fn names_key() -> Vec<u8> {
@@ -196,6 +205,45 @@ impl RedisJobs {
 
     fn lease_ms(&self) -> u64 {
         self.lease.as_millis() as u64
+    }
+
+    /// Takes the lease under `key` (`SET NX PX`, a fresh token): false if another replica holds it.
+    fn take_lease(&self, key: Vec<u8>) -> StoreResult<bool> {
+        let token = format!("{:016x}", lock(&self.tokens).next_u64());
+        let set: Option<String> = self
+            .call(|con| redis::cmd("SET").arg(&key).arg(&token).arg("NX").arg("PX").arg(self.lease_ms()).query(con))?;
+        if set.is_some() {
+            lock(&self.leases).insert(key, token);
+        }
+        Ok(set.is_some())
+    }
+
+    /// Deletes the lease under `key` (of job `name` or one of its parts) if this replica holds it.
+    fn give_back(&self, key: Vec<u8>, name: &str) {
+        let Some(token) = lock(&self.leases).remove(&key) else { return };
+        if let Err(error) =
+            self.call(|con| redis::cmd("EVAL").arg(RELEASE_SCRIPT).arg(1).arg(&key).arg(&token).query::<i64>(con))
+        {
+            if self.warnings.allow() {
+                tracing::warn!(name, %error, "releasing a lease failed; it expires by itself (one line a minute)");
+            }
+        }
+    }
+
+    /// Every unfinished job, and whether a replica holds its lease.
+    fn unfinished_leased(&self) -> StoreResult<Vec<(String, bool)>> {
+        let unfinished: Vec<String> = self.call(|con| redis::cmd("SMEMBERS").arg(unfinished_key()).query(con))?;
+        if unfinished.is_empty() {
+            return Ok(Vec::new());
+        }
+        let leased: Vec<bool> = self.call(|con| {
+            let mut pipe = redis::pipe();
+            for name in &unfinished {
+                pipe.cmd("EXISTS").arg(key("lease", name));
+            }
+            pipe.query(con)
+        })?;
+        Ok(unfinished.into_iter().zip(leased).collect())
     }
 }
 
@@ -361,42 +409,35 @@ impl JobRecords for RedisJobs {
     }
 
     fn claim(&self, name: &str) -> StoreResult<bool> {
-        let token = format!("{:016x}", lock(&self.tokens).next_u64());
-        let set: Option<String> = self.call(|con| {
-            redis::cmd("SET").arg(key("lease", name)).arg(&token).arg("NX").arg("PX").arg(self.lease_ms()).query(con)
-        })?;
-        if set.is_some() {
-            lock(&self.leases).insert(name.to_string(), token);
-        }
-        Ok(set.is_some())
+        self.take_lease(key("lease", name))
     }
 
     fn release(&self, name: &str) {
-        let Some(token) = lock(&self.leases).remove(name) else { return };
-        if let Err(error) = self.call(|con| {
-            redis::cmd("EVAL").arg(RELEASE_SCRIPT).arg(1).arg(key("lease", name)).arg(&token).query::<i64>(con)
-        }) {
-            if self.warnings.allow() {
-                tracing::warn!(name, %error, "releasing a job's lease failed; it expires by itself (one line a minute)");
-            }
-        }
+        self.give_back(key("lease", name), name);
+    }
+
+    fn claim_part(&self, name: &str, part: u64) -> StoreResult<bool> {
+        self.take_lease(part_key(name, part))
+    }
+
+    fn release_part(&self, name: &str, part: u64) {
+        self.give_back(part_key(name, part), name);
+    }
+
+    fn has_item(&self, name: &str, index: u64) -> StoreResult<bool> {
+        self.call(|con| redis::cmd("HEXISTS").arg(key("items", name)).arg(index).query(con))
     }
 
     fn renew(&self) {
-        let leases: Vec<(String, String)> = lock(&self.leases).iter().map(|(n, t)| (n.clone(), t.clone())).collect();
+        let leases: Vec<(Vec<u8>, String)> =
+            lock(&self.leases).iter().map(|(key, token)| (key.clone(), token.clone())).collect();
         if leases.is_empty() {
             return;
         }
         let result = self.call(|con| {
             let mut pipe = redis::pipe();
-            for (name, token) in &leases {
-                pipe.cmd("EVAL")
-                    .arg(RENEW_SCRIPT)
-                    .arg(1)
-                    .arg(key("lease", name))
-                    .arg(token)
-                    .arg(self.lease_ms())
-                    .ignore();
+            for (key, token) in &leases {
+                pipe.cmd("EVAL").arg(RENEW_SCRIPT).arg(1).arg(key).arg(token).arg(self.lease_ms()).ignore();
             }
             pipe.query::<()>(con)
         });
@@ -408,17 +449,10 @@ impl JobRecords for RedisJobs {
     }
 
     fn unclaimed(&self) -> StoreResult<Vec<String>> {
-        let unfinished: Vec<String> = self.call(|con| redis::cmd("SMEMBERS").arg(unfinished_key()).query(con))?;
-        if unfinished.is_empty() {
-            return Ok(unfinished);
-        }
-        let leased: Vec<bool> = self.call(|con| {
-            let mut pipe = redis::pipe();
-            for name in &unfinished {
-                pipe.cmd("EXISTS").arg(key("lease", name));
-            }
-            pipe.query(con)
-        })?;
-        Ok(unfinished.into_iter().zip(leased).filter(|(_, leased)| !leased).map(|(name, _)| name).collect())
+        Ok(self.unfinished_leased()?.into_iter().filter(|(_, leased)| !leased).map(|(name, _)| name).collect())
+    }
+
+    fn running(&self) -> StoreResult<Vec<String>> {
+        Ok(self.unfinished_leased()?.into_iter().filter(|(_, leased)| *leased).map(|(name, _)| name).collect())
     }
 }

@@ -162,6 +162,12 @@ struct StateLabel {
     state: &'static str,
 }
 
+/// Whose job a part belonged to.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct JobLabel {
+    job: &'static str,
+}
+
 /// The jobs' counts, read at each scrape from the runner (two locks, no I/O).
 pub(super) struct JobsCollector(pub(super) Arc<Runner>);
 
@@ -207,6 +213,27 @@ impl Collector for JobsCollector {
         {
             ConstCounter::new(count).encode(ended.encode_family(&StateLabel { state })?)?;
         }
+        let mut parts = encoder.encode_descriptor(
+            "nimber_job_parts",
+            "Parts of Explore jobs (family items, positions a board's moves lead to) this replica computed, for its \
+             own jobs or for other replicas' (with --shared-cache)",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        for (job, count) in [("own", counts.parts_of_own_jobs), ("other_replica", counts.parts_of_other_jobs)] {
+            ConstCounter::new(count).encode(parts.encode_family(&JobLabel { job })?)?;
+        }
+        encode_gauges(
+            &mut encoder,
+            [("nimber_job_parts_computing", "Parts of Explore jobs this replica computes now", counts.parts_computing)],
+        )?;
+        let lease_seconds = encoder.encode_descriptor(
+            "nimber_job_part_lease_seconds",
+            "Seconds spent taking and giving back the leases of job parts in the shared job store",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        ConstCounter::new(counts.part_lease_seconds).encode(lease_seconds)?;
         Ok(())
     }
 }

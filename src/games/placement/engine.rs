@@ -415,6 +415,15 @@ pub fn value_without_search<P: Piece>(set: BoardPoints, lookup: &dyn Fn(&[u8]) -
     Some((value, found))
 }
 
+/// The components of a set of points that need a search, as `(points, memo key)`, sorted by key:
+/// two sets whose searched components are the same up to symmetry give the same list.
+pub fn searched_components<P: Piece>(set: BoardPoints) -> Vec<(u32, Vec<u8>)> {
+    let mut searched: Vec<(u32, Vec<u8>)> =
+        components::<P, _>(set).filter_map(|part| Some((part.len(), kind_of::<P, _>(part).memo_key()?))).collect();
+    searched.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+    searched
+}
+
 /// One solve: the context (budget, statistics, memo) and what it has learnt about components.
 ///
 /// The search is the Lemoine–Viennot one: rather than the value of every option, it asks "has

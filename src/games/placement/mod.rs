@@ -42,7 +42,7 @@ use std::hash::Hash;
 use std::marker::PhantomData;
 
 pub use self::bits::{BoardPoints, PointSet, Symmetry, Wide, Word};
-pub use self::engine::{value_without_search, Learnt};
+pub use self::engine::{searched_components, value_without_search, Learnt};
 use self::engine::{Engine, Memoize};
 pub use self::small::{load_small_sets, SmallSets, DOMINO_SETS, SQUARE_SETS};
 pub use self::window::{transpose, Window};
@@ -343,6 +343,28 @@ impl<P: Piece> Board<P> {
             }
         }
         Ok(None)
+    }
+
+    /// The boards this board's moves lead to, for a fleet to solve first (see
+    /// [`ServedGame::fleet_parts`](super::registry::ServedGame::fleet_parts)): one for each
+    /// different set of searched components (equal up to symmetry), only those with a component of
+    /// at least [`Piece::MEMO_MIN_POINTS`] (the search of this board reads those from the memo),
+    /// the largest first, at most `most`.
+    pub fn option_boards(&self, most: usize) -> Vec<Self> {
+        let mut seen = std::collections::HashSet::new();
+        let mut options: Vec<(u32, Self)> = self
+            .moves()
+            .iter()
+            .filter_map(|mv| {
+                let next = self.play_unchecked(&mv);
+                let searched = searched_components::<P>(next.points());
+                let largest = searched.iter().map(|(points, _)| *points).max()?;
+                (largest >= P::MEMO_MIN_POINTS && seen.insert(searched)).then_some((largest, next))
+            })
+            .collect();
+        // Largest first; the order of the moves among equals, so the list is always the same.
+        options.sort_by_key(|(largest, _)| std::cmp::Reverse(*largest));
+        options.into_iter().take(most).map(|(_, board)| board).collect()
     }
 
     /// The value of the board when every searched component is in the memo `lookup` probes

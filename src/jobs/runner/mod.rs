@@ -26,9 +26,11 @@ use crate::proto::{self, explore_result::Answer, ExploreState};
 use crate::sync::{lock, RateLimit};
 
 mod live;
+pub mod parts;
 mod work;
 
 use live::Live;
+use parts::{Helping, PartCounts};
 
 /// How the runner is configured.
 #[derive(Clone, Debug)]
@@ -51,6 +53,9 @@ pub struct JobsConfig {
     /// job records live there instead of in `dir`, any replica answers for any job, and a job
     /// whose replica died is resumed by another.
     pub shared: Option<SharedCacheConfig>,
+    /// Whether the replicas also share values (`--shared-cache`): then, with a shared job store,
+    /// every free replica takes parts of the jobs others run (see [`parts`]).
+    pub share_work: bool,
 }
 
 impl JobsConfig {
@@ -82,6 +87,7 @@ impl Default for JobsConfig {
             max_queued: DEFAULT_MAX_QUEUED_JOBS,
             search_threads: crate::games::SearchThreads::new(1),
             shared: None,
+            share_work: false,
         }
     }
 }
@@ -137,6 +143,10 @@ struct RunnerState {
     ended: EndedCounts,
     /// Failures of the checkpointer's store calls are logged at most once a minute.
     checkpoint_warnings: RateLimit,
+    /// The jobs of other replicas this one helps with (see [`parts`]).
+    helping: Mutex<Helping>,
+    /// The parts of jobs this replica computed.
+    parts: PartCounts,
 }
 
 /// How many jobs this runner ended, by final state: every end it saved counts once, a cancel
@@ -162,7 +172,7 @@ impl EndedCounts {
 }
 
 /// What the runner is doing, for the metrics.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct JobCounts {
     /// Jobs waiting for a worker.
     pub queued: u64,
@@ -176,6 +186,14 @@ pub struct JobCounts {
     pub cancelled: u64,
     /// How the job store is doing.
     pub store: StoreCondition,
+    /// Parts of this replica's own jobs it computed (see [`parts`]).
+    pub parts_of_own_jobs: u64,
+    /// Parts of other replicas' jobs it computed.
+    pub parts_of_other_jobs: u64,
+    /// Parts it computes now.
+    pub parts_computing: u64,
+    /// Seconds spent taking and giving back the leases of parts.
+    pub part_lease_seconds: f64,
 }
 
 /// How often running jobs are checkpointed (progress saved, memo flushed).
@@ -220,6 +238,8 @@ impl Runner {
             changes: tokio::sync::watch::Sender::new(0),
             ended: Default::default(),
             checkpoint_warnings: RateLimit::new(),
+            helping: Default::default(),
+            parts: Default::default(),
         });
         if !shared.store.is_shared() && shared.store.condition().writable {
             shared.queue_unfinished()?;
@@ -381,6 +401,10 @@ impl Runner {
             failed: ended.failed.load(Ordering::Relaxed),
             cancelled: ended.cancelled.load(Ordering::Relaxed),
             store: shared.store.condition(),
+            parts_of_own_jobs: shared.parts.of_own_jobs.load(Ordering::Relaxed),
+            parts_of_other_jobs: shared.parts.of_other_jobs.load(Ordering::Relaxed),
+            parts_computing: shared.parts.computing.load(Ordering::Relaxed),
+            part_lease_seconds: shared.parts.lease_nanos.load(Ordering::Relaxed) as f64 / 1e9,
         }
     }
 
@@ -427,6 +451,9 @@ impl Runner {
         shared.stopping.store(true, Ordering::Relaxed);
         for live in lock(&shared.live).values() {
             live.cancel.store(true, Ordering::Relaxed);
+        }
+        for stop in lock(&shared.helping).now.values() {
+            stop.store(true, Ordering::Relaxed);
         }
         {
             let _queue = lock(&shared.queue);

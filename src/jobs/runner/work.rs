@@ -3,7 +3,17 @@
 //! jobs nobody runs, reopening a store that waited for space).
 
 use super::live::{lower_priority, thread_cpu_clock, CountingMemo};
+use super::parts::{Items, Positions, Role};
 use super::*;
+use crate::games::Position;
+
+/// What a worker does next.
+pub(super) enum Work {
+    /// Runs a job of its replica's queue.
+    Run(String),
+    /// Helps another replica with its job (see [`super::parts`]).
+    Help(String),
+}
 
 /// How many rows of a chain one write to the job store holds.
 const ROWS_SAVED_AT_ONCE: usize = 16;
@@ -63,31 +73,47 @@ impl RunnerState {
         record
     }
 
-    /// The next queued job, waiting for one; `None` once stopping.
-    pub(super) fn next_job(&self) -> Option<String> {
+    /// The next work: a queued job first, else a job of another replica to help with, waiting
+    /// for one; `None` once stopping.
+    pub(super) fn next_work(&self) -> Option<Work> {
         let mut queue = lock(&self.queue);
         loop {
             if self.stopping.load(Ordering::Relaxed) {
                 return None;
             }
             if let Some(name) = queue.pop_front() {
-                return Some(name);
+                return Some(Work::Run(name));
+            }
+            if let Some(name) = lock(&self.helping).offered.pop_front() {
+                return Some(Work::Help(name));
             }
             queue = self.wake.wait(queue).unwrap_or_else(|poisoned| poisoned.into_inner());
         }
     }
 
-    /// A worker thread: runs queued jobs one after another until stopping.
+    /// A worker thread: runs queued jobs one after another, and helps other replicas with theirs
+    /// when none waits, until stopping.
     pub(super) fn work(&self) {
         lower_priority();
         let cpu_clock = thread_cpu_clock();
-        while let Some(name) = self.next_job() {
-            if let Err(error) = self.run(&name, cpu_clock) {
-                tracing::error!(
-                    name,
-                    %error,
-                    "the job store failed; the job resumes once the store can write again (at the latest at the next start; in a fleet, once the store answers)"
-                );
+        while let Some(work) = self.next_work() {
+            match work {
+                Work::Run(name) => {
+                    if let Err(error) = self.run(&name, cpu_clock) {
+                        tracing::error!(
+                            name,
+                            %error,
+                            "the job store failed; the job resumes once the store can write again (at the latest at the next start; in a fleet, once the store answers)"
+                        );
+                    }
+                }
+                Work::Help(name) => {
+                    if let Err(error) = self.help(&name) {
+                        if self.checkpoint_warnings.allow() {
+                            tracing::warn!(name, %error, "helping another replica with its job failed (one line a minute)");
+                        }
+                    }
+                }
             }
         }
     }
@@ -227,11 +253,13 @@ impl RunnerState {
         let answer = match job {
             Job::Solve(position) => {
                 live.items_total.store(1, Ordering::Relaxed);
+                self.solve_parts(name, (&position, request.split_across_replicas), &mut context, &add_stats)?;
                 let value = position.value(&mut context)?;
                 Answer::Solve(convert::solve_response(value, context.stats, started.elapsed()))
             }
             Job::BestMove(position) => {
                 live.items_total.store(1, Ordering::Relaxed);
+                self.solve_parts(name, (&position, request.split_across_replicas), &mut context, &add_stats)?;
                 let (value, best) = position.best_move(&mut context)?;
                 let best = best.map(|mv| {
                     let after = position.play_unchecked(&mv);
@@ -263,9 +291,10 @@ impl RunnerState {
         Ok(proto::ExploreResult { answer: Some(answer), ..Default::default() })
     }
 
-    /// Computes every item of a family not yet recorded, recording each (the records stay: they are
-    /// the table ListExploreRows pages through); returns the first [`INLINE_ROWS`] rows and the
-    /// table's length.
+    /// Computes every item of a family not yet recorded (in a fleet, with the replicas that take
+    /// some: see [`super::parts`]), recording each (the records stay: they are the table
+    /// ListExploreRows pages through); returns the first [`INLINE_ROWS`] rows and the table's
+    /// length.
     pub(super) fn run_family(
         &self,
         name: &str,
@@ -275,29 +304,35 @@ impl RunnerState {
         add_stats: &dyn Fn(Stats),
     ) -> Result<(Vec<proto::ExploreRow>, u64), Stopped> {
         let items = family.items();
-        let recorded = self.store.finished_items(name)?;
-        live.items_total.store(items.len() as u64, Ordering::Relaxed);
-        live.items_done.store(recorded.len() as u64, Ordering::Relaxed);
-        live.items_done_before_run.store(recorded.len() as u64, Ordering::Relaxed);
-        for (index, item) in items.iter().enumerate() {
-            if recorded.contains(&(index as u64)) {
-                continue;
-            }
-            context.budget.check()?;
-            let position = item.position();
-            let memo = context.memo;
-            let (value, cached) = match position.value_without_search(&|game, key| memo.get(game, key)) {
-                Some((value, found)) => (value, found > 0),
-                None => (position.value(context)?, false),
-            };
-            let row = item.row(value, cached);
-            if !self.store.put_item(name, index as u64, &row)? {
-                return Err(Stopped::Superseded);
-            }
-            live.items_done.fetch_add(1, Ordering::Relaxed);
-            add_stats(context.stats);
+        let total = items.len() as u64;
+        live.items_total.store(total, Ordering::Relaxed);
+        let recorded = self.store.finished_items(name)?.len() as u64;
+        live.items_done.store(recorded, Ordering::Relaxed);
+        live.items_done_before_run.store(recorded, Ordering::Relaxed);
+        let budget = context.budget.clone();
+        let mut parts = Items { runner: self, name, items, context, owner: Some((live, add_stats)) };
+        self.work_on_parts(name, Role::Owner, &budget, &mut parts)?;
+        Ok((self.store.rows(name, 0, INLINE_ROWS, INLINE_ROWS_BYTES)?, total))
+    }
+
+    /// When the request asks for a split and the fleet shares values (`--shared-cache`), computes
+    /// the positions `position`'s moves lead to with the replicas that take some (see
+    /// [`super::parts`]), so that its own search finds them in the memo; nothing otherwise.
+    fn solve_parts(
+        &self,
+        name: &str,
+        position: (&Position, bool),
+        context: &mut SearchContext,
+        add_stats: &dyn Fn(Stats),
+    ) -> Result<(), Stopped> {
+        if !self.store.is_shared() || !self.config.share_work {
+            return Ok(());
         }
-        Ok((self.store.rows(name, 0, INLINE_ROWS, INLINE_ROWS_BYTES)?, items.len() as u64))
+        let budget = context.budget.clone();
+        let mut parts = Positions::new(self, name, position, context, Role::Owner);
+        let outcome = self.work_on_parts(name, Role::Owner, &budget, &mut parts);
+        add_stats(context.stats);
+        outcome.map(drop)
     }
 
     /// Computes a chain from the state its job saved (or its start), step by step, saving the state
@@ -406,6 +441,13 @@ impl RunnerState {
                 if let Err(error) = self.adopt_unclaimed() {
                     if self.checkpoint_warnings.allow() {
                         tracing::warn!(%error, "looking for jobs of stopped replicas failed (one line a minute)");
+                    }
+                }
+                if self.config.share_work {
+                    if let Err(error) = self.offer_help() {
+                        if self.checkpoint_warnings.allow() {
+                            tracing::warn!(%error, "looking for jobs to help with failed (one line a minute)");
+                        }
                     }
                 }
             }

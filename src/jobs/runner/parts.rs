@@ -1,0 +1,334 @@
+//! One job's work divided among the replicas of a fleet (`--shared-cache`): its **parts**, leased
+//! one at a time through the job store ([`JobRecords::claim_part`]), so that every replica with a
+//! free worker takes some.
+//!
+//! - A family's parts are its items: whoever computes one records its row in the job store.
+//! - A single position's parts, when its request asks for a split (`split_across_replicas`), are
+//!   the positions its moves lead to ([`Position::fleet_parts`]): whoever computes one leaves its
+//!   components' values in the shared memo, where the owner's own search then finds them. A part
+//!   is done once its value is found there without a search. Solving every option whole costs
+//!   more than the owner's search, which only asks questions of them: hence opt-in.
+//!
+//! The job's **owner** (the replica holding the job's lease) works through the parts like any
+//! other replica, then waits for the parts others hold, taking over any whose lease expires (its
+//! replica died), and ends the job: it alone writes the result. A **helper** takes the parts
+//! nobody holds, from the last, one pass, then goes back to its own queue. A part computed twice (a lease that
+//! expired under a slow replica) gives the same answer twice: the values are exact. When the
+//! shared store fails, a run stops as any store failure stops it, and resumes once it answers.
+
+use super::work::Stopped;
+use super::*;
+use crate::games::Position;
+
+/// The most parts a single position is divided into.
+pub(super) const MOST_POSITION_PARTS: usize = 256;
+/// How often the owner looks again at the parts other replicas hold.
+const OWNER_POLL: Duration = Duration::from_millis(200);
+
+/// Who works on a job's parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Role {
+    /// The replica running the job: works until every part is done.
+    Owner,
+    /// Another replica: takes the parts nobody holds, once.
+    Helper,
+}
+
+/// What this replica does for the fleet: the jobs of others it was offered or helps now.
+#[derive(Default)]
+pub(super) struct Helping {
+    /// Jobs of other replicas to help with, when a worker is free.
+    pub(super) offered: VecDeque<String>,
+    /// The jobs a worker helps with now, and the flag that stops it.
+    pub(super) now: HashMap<String, Arc<AtomicBool>>,
+    /// Jobs found with no part left to take: not offered again while they run.
+    pub(super) exhausted: std::collections::HashSet<String>,
+}
+
+/// How many parts this replica computed and what their leases cost, for the metrics.
+#[derive(Default)]
+pub(super) struct PartCounts {
+    pub(super) of_own_jobs: AtomicU64,
+    pub(super) of_other_jobs: AtomicU64,
+    pub(super) computing: AtomicU64,
+    pub(super) lease_nanos: AtomicU64,
+}
+
+/// What a part loop needs to know of its parts.
+pub(super) trait PartList {
+    /// The parts not done, as far as a look at the store shows (once per pass).
+    fn pending(&mut self) -> Result<Vec<u64>, Stopped>;
+    /// Whether `part` is still not done (checked once its lease is taken).
+    fn still_pending(&mut self, part: u64) -> Result<bool, Stopped>;
+    /// Computes `part` and leaves it where the others find it.
+    fn compute(&mut self, part: u64) -> Result<(), Stopped>;
+}
+
+impl RunnerState {
+    /// Works on the parts of job `name` in `role` (see the module doc): each under its lease, the
+    /// leases given back however the part ended. Returns how many parts this replica computed.
+    pub(super) fn work_on_parts(
+        &self,
+        name: &str,
+        role: Role,
+        budget: &Budget,
+        parts: &mut dyn PartList,
+    ) -> Result<u64, Stopped> {
+        let shared = self.store.is_shared();
+        let mut computed = 0;
+        loop {
+            let mut pending = parts.pending()?;
+            if pending.is_empty() {
+                return Ok(computed);
+            }
+            if role == Role::Helper {
+                // From the end: the owner goes from the start, so the two meet once, and each
+                // works on neighbouring parts, which share the most with what its tables hold.
+                pending.reverse();
+            }
+            let mut held_elsewhere = false;
+            for part in pending {
+                budget.check()?;
+                if role == Role::Helper && !lock(&self.queue).is_empty() {
+                    return Ok(computed); // A job of this replica's own is waiting.
+                }
+                let asked = Instant::now();
+                let claimed = self.store.claim_part(name, part)?;
+                self.parts.lease_nanos.fetch_add(asked.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                if !claimed {
+                    held_elsewhere = true;
+                    continue;
+                }
+                let outcome = match !shared || parts.still_pending(part)? {
+                    true => {
+                        self.parts.computing.fetch_add(1, Ordering::Relaxed);
+                        let started = Instant::now();
+                        let outcome = parts.compute(part);
+                        self.parts.computing.fetch_sub(1, Ordering::Relaxed);
+                        let seconds = started.elapsed().as_secs_f64();
+                        outcome.map(|()| {
+                            tracing::debug!(name, part, ?role, seconds, "computed a part of a job");
+                            true
+                        })
+                    }
+                    false => Ok(false),
+                };
+                let releasing = Instant::now();
+                self.store.release_part(name, part);
+                self.parts.lease_nanos.fetch_add(releasing.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                if outcome? {
+                    computed += 1;
+                    let counter = if role == Role::Owner { &self.parts.of_own_jobs } else { &self.parts.of_other_jobs };
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            if role == Role::Helper {
+                return Ok(computed);
+            }
+            if held_elsewhere {
+                wait(OWNER_POLL, budget)?;
+            }
+        }
+    }
+
+    /// Offers the jobs other replicas run to this replica's free workers, and stops helping with
+    /// jobs that ended (called about once a second, with a shared store and `--shared-cache`).
+    pub(super) fn offer_help(&self) -> StoreResult<()> {
+        let helped: Vec<(String, Arc<AtomicBool>)> =
+            lock(&self.helping).now.iter().map(|(name, stop)| (name.clone(), stop.clone())).collect();
+        for (name, stop) in helped {
+            if self.store.get(&name)?.is_none_or(|record| record.is_done()) {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        let busy = lock(&self.live).len() + lock(&self.queue).len();
+        let free = {
+            let helping = lock(&self.helping);
+            self.config.max_jobs.max(1).saturating_sub(busy + helping.now.len() + helping.offered.len())
+        };
+        if free == 0 {
+            return Ok(());
+        }
+        let running = self.store.running()?;
+        let queue = lock(&self.queue);
+        let live = lock(&self.live);
+        let mut helping = lock(&self.helping);
+        // Jobs no longer running are forgotten.
+        helping.exhausted.retain(|name| running.contains(name));
+        let mut offered = 0;
+        for name in running {
+            if offered == free {
+                break;
+            }
+            let known = live.contains_key(&name)
+                || queue.contains(&name)
+                || helping.now.contains_key(&name)
+                || helping.offered.contains(&name)
+                || helping.exhausted.contains(&name);
+            if !known {
+                helping.offered.push_back(name);
+                offered += 1;
+            }
+        }
+        if offered > 0 {
+            self.wake.notify_all();
+        }
+        Ok(())
+    }
+
+    /// Helps with job `name` of another replica: takes the parts nobody holds, once (a worker's
+    /// turn). A job found with nothing to take is not offered again while it runs.
+    pub(super) fn help(&self, name: &str) -> StoreResult<()> {
+        let stop = Arc::new(AtomicBool::new(self.stopping.load(Ordering::Relaxed)));
+        lock(&self.helping).now.insert(name.to_string(), stop.clone());
+        let outcome = self.help_with(name, &stop);
+        let mut helping = lock(&self.helping);
+        helping.now.remove(name);
+        match outcome {
+            // Nothing to take (not just a turn cut short by a job of this replica's own).
+            Ok(0) if lock(&self.queue).is_empty() => {
+                helping.exhausted.insert(name.to_string());
+                Ok(())
+            }
+            Ok(_) | Err(Stopped::Interrupted(_) | Stopped::Superseded | Stopped::Invalid(_)) => Ok(()),
+            Err(Stopped::Store(error)) => Err(error),
+        }
+    }
+
+    fn help_with(&self, name: &str, stop: &Arc<AtomicBool>) -> Result<u64, Stopped> {
+        let Some(record) = self.store.get(name)? else { return Ok(0) };
+        if record.is_done() {
+            return Ok(0);
+        }
+        let request = record.request.unwrap_or_default();
+        let Ok(job) = family::job_from_request(&request) else { return Ok(0) };
+        let memo = &*self.memo;
+        let mut context = SearchContext::new(Budget::new(None, stop.clone()), memo);
+        context.table_limit = self.config.table_limit;
+        context.threads = self.config.search_threads.clone();
+        let budget = context.budget.clone();
+        match job {
+            Job::Family(family) => {
+                let mut items = Items { runner: self, name, items: family.items(), context: &mut context, owner: None };
+                self.work_on_parts(name, Role::Helper, &budget, &mut items)
+            }
+            Job::Solve(position) | Job::BestMove(position) => {
+                let split = (&*position, request.split_across_replicas);
+                let mut positions = Positions::new(self, name, split, &mut context, Role::Helper);
+                self.work_on_parts(name, Role::Helper, &budget, &mut positions)
+            }
+            Job::Chain(_) => Ok(0),
+        }
+    }
+}
+
+/// Sleeps `time`, a few milliseconds at a time, stopping early when `budget` ends.
+fn wait(time: Duration, budget: &Budget) -> Result<(), Interrupted> {
+    let until = Instant::now() + time;
+    while Instant::now() < until {
+        budget.check()?;
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(())
+}
+
+/// The items of a family as parts: an item is done once its row is recorded.
+pub(super) struct Items<'r, 'c> {
+    pub(super) runner: &'r RunnerState,
+    pub(super) name: &'r str,
+    pub(super) items: Vec<family::Item>,
+    pub(super) context: &'r mut SearchContext<'c>,
+    /// The owner's live counters, and how it shows the search's statistics (none for a helper).
+    pub(super) owner: Option<(&'r Live, &'r dyn Fn(Stats))>,
+}
+
+impl PartList for Items<'_, '_> {
+    fn pending(&mut self) -> Result<Vec<u64>, Stopped> {
+        let recorded = self.runner.store.finished_items(self.name)?;
+        if let Some((live, _)) = self.owner {
+            live.items_done.store(recorded.len() as u64, Ordering::Relaxed);
+        }
+        Ok((0..self.items.len() as u64).filter(|index| !recorded.contains(index)).collect())
+    }
+
+    fn still_pending(&mut self, part: u64) -> Result<bool, Stopped> {
+        Ok(!self.runner.store.has_item(self.name, part)?)
+    }
+
+    fn compute(&mut self, part: u64) -> Result<(), Stopped> {
+        let item = &self.items[part as usize];
+        let position = item.position();
+        let memo = self.context.memo;
+        let (value, cached) = match position.value_without_search(&|game, key| memo.get(game, key)) {
+            Some((value, found)) => (value, found > 0),
+            None => (position.value(self.context)?, false),
+        };
+        if !self.runner.store.put_item(self.name, part, &item.row(value, cached))? {
+            return Err(Stopped::Superseded);
+        }
+        if let Some((live, add_stats)) = self.owner {
+            live.items_done.fetch_add(1, Ordering::Relaxed);
+            add_stats(self.context.stats);
+        }
+        Ok(())
+    }
+}
+
+/// The positions a single position's moves lead to, as parts: a part is done once its value is
+/// found in the memo without a search.
+pub(super) struct Positions<'r, 'c> {
+    runner: &'r RunnerState,
+    name: &'r str,
+    parts: Vec<Position>,
+    /// The parts computed here: done, even if the memo did not keep them.
+    computed: std::collections::HashSet<u64>,
+    context: &'r mut SearchContext<'c>,
+    role: Role,
+}
+
+impl<'r, 'c> Positions<'r, 'c> {
+    /// The parts of `position`, if its request asks for a split (`split_across_replicas`) and
+    /// the replicas share values (`--shared-cache`); none otherwise.
+    pub(super) fn new(
+        runner: &'r RunnerState,
+        name: &'r str,
+        (position, split): (&Position, bool),
+        context: &'r mut SearchContext<'c>,
+        role: Role,
+    ) -> Self {
+        let parts =
+            if split && runner.config.share_work { position.fleet_parts(MOST_POSITION_PARTS) } else { Vec::new() };
+        Positions { runner, name, parts, computed: Default::default(), context, role }
+    }
+
+    fn is_done(&self, part: u64) -> bool {
+        if self.computed.contains(&part) {
+            return true;
+        }
+        let memo = self.context.memo;
+        self.parts[part as usize].value_without_search(&|game, key| memo.get(game, key)).is_some()
+    }
+}
+
+impl PartList for Positions<'_, '_> {
+    fn pending(&mut self) -> Result<Vec<u64>, Stopped> {
+        // A helper stops once the job has ended (its owner writes nothing of the parts).
+        if self.role == Role::Helper && !self.parts.is_empty() {
+            match self.runner.store.get(self.name)? {
+                Some(record) if !record.is_done() => {}
+                _ => return Ok(Vec::new()),
+            }
+        }
+        Ok((0..self.parts.len() as u64).filter(|&part| !self.is_done(part)).collect())
+    }
+
+    fn still_pending(&mut self, part: u64) -> Result<bool, Stopped> {
+        Ok(!self.is_done(part))
+    }
+
+    fn compute(&mut self, part: u64) -> Result<(), Stopped> {
+        self.parts[part as usize].value(self.context)?;
+        self.computed.insert(part);
+        Ok(())
+    }
+}
