@@ -25,20 +25,35 @@ struct Redis {
     port: u16,
     dir: tempfile::TempDir,
     password: Option<&'static str>,
+    /// Whether it keeps every write on disk (an append-only file synced at each write), as the
+    /// Redis of a fleet's job records should: a restart then loses nothing.
+    durable: bool,
 }
 
 impl Redis {
     fn start() -> Self {
+        Self::start_with(false)
+    }
+
+    /// A Redis that keeps every write across a restart (see [`Redis::durable`]).
+    fn start_durable() -> Self {
+        Self::start_with(true)
+    }
+
+    fn start_with(durable: bool) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut redis = Redis { child: None, port, dir: tempfile::tempdir().unwrap(), password: None };
+        let mut redis = Redis { child: None, port, dir: tempfile::tempdir().unwrap(), password: None, durable };
         redis.restart();
         redis
     }
 
     /// Starts the server (again) on the same port and waits until it answers.
     fn restart(&mut self) {
+        let persistence: &[&str] =
+            if self.durable { &["--appendonly", "yes", "--appendfsync", "always"] } else { &["--appendonly", "no"] };
         let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .args(persistence)
             .arg("--dir")
             .arg(self.dir.path())
             .stdout(Stdio::null())
@@ -1046,4 +1061,27 @@ async fn a_large_board_split_across_two_replicas_has_the_single_replica_value() 
         panic!("a solve answer: {done:?}")
     };
     assert_eq!(answer.grundy, common::engine_value(&position).nimber());
+}
+
+/// Redis down in the middle of a divided family job pauses it: the owner's run and the helper's
+/// turn stop at their next call to Redis, and nothing is written meanwhile. Once Redis is back
+/// (the job store's Redis keeps its writes on disk), a replica resumes the job, skipping the
+/// items recorded before, the other helps again, and the table is the single-replica one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_down_in_the_middle_of_a_divided_job_pauses_it_and_it_finishes_once_redis_is_back() {
+    let mut redis = Redis::start_durable();
+    let lease = ["--shared-cache-lease-ms", "1000"];
+    let (a, b) = (replica(&redis, &lease), replica(&redis, &lease));
+    let name = a.client().await.explore(sub_boards(7, 10)).await.unwrap().into_inner().name;
+    let mut on_a = operations(&a).await;
+    wait_for_job(&mut on_a, &name, Duration::from_secs(60), |progress| progress.items_done >= 3).await;
+    redis.kill();
+    wait_until("both replicas to stop computing parts", Duration::from_secs(60), || {
+        metric(&a, "nimber_job_parts_computing") + metric(&b, "nimber_job_parts_computing") == 0.0
+    });
+    redis.restart();
+    let done = wait_done(&mut on_a, &name, Duration::from_secs(120)).await;
+    assert_eq!(job_progress(&done).state(), ExploreState::Succeeded, "{done:?}");
+    assert!(job_progress(&done).times_resumed >= 1, "the job was resumed after Redis came back: {done:?}");
+    assert_rows_are_the_single_replica_answer(&job_result(&done), 21);
 }
