@@ -99,20 +99,21 @@ impl RunnerState {
                     held_elsewhere = true;
                     continue;
                 }
-                let outcome = match !shared || parts.still_pending(part)? {
-                    true => {
-                        self.parts.computing.fetch_add(1, Ordering::Relaxed);
-                        let started = Instant::now();
-                        let outcome = parts.compute(part);
-                        self.parts.computing.fetch_sub(1, Ordering::Relaxed);
-                        let seconds = started.elapsed().as_secs_f64();
-                        outcome.map(|()| {
-                            tracing::debug!(name, part, ?role, seconds, "computed a part of a job");
-                            true
-                        })
+                let mut compute = || -> Result<bool, Stopped> {
+                    // Another replica may have finished it between the look and the lease.
+                    if shared && !parts.still_pending(part)? {
+                        return Ok(false);
                     }
-                    false => Ok(false),
+                    self.parts.computing.fetch_add(1, Ordering::Relaxed);
+                    let started = Instant::now();
+                    let outcome = parts.compute(part);
+                    self.parts.computing.fetch_sub(1, Ordering::Relaxed);
+                    outcome?;
+                    let seconds = started.elapsed().as_secs_f64();
+                    tracing::debug!(name, part, ?role, seconds, "computed a part of a job");
+                    Ok(true)
                 };
+                let outcome = compute();
                 let releasing = Instant::now();
                 self.store.release_part(name, part);
                 self.parts.lease_nanos.fetch_add(releasing.elapsed().as_nanos() as u64, Ordering::Relaxed);
@@ -182,11 +183,14 @@ impl RunnerState {
         let stop = Arc::new(AtomicBool::new(self.stopping.load(Ordering::Relaxed)));
         lock(&self.helping).now.insert(name.to_string(), stop.clone());
         let outcome = self.help_with(name, &stop);
+        // Not a turn cut short by a job of this replica's own (read before `helping` is locked:
+        // the workers lock the queue first).
+        let own_job_waits = !lock(&self.queue).is_empty();
         let mut helping = lock(&self.helping);
         helping.now.remove(name);
         match outcome {
-            // Nothing to take (not just a turn cut short by a job of this replica's own).
-            Ok(0) if lock(&self.queue).is_empty() => {
+            // Nothing to take.
+            Ok(0) if !own_job_waits => {
                 helping.exhausted.insert(name.to_string());
                 Ok(())
             }
