@@ -181,3 +181,35 @@ fn concurrent_searches_share_the_pool_and_never_exceed_it() {
     drop((second, third));
     assert_eq!(pool.busy(), 0);
 }
+
+/// The boards a fleet splits a board into ([`super::Board::option_boards`]): one per class of moves
+/// whose searched components are equal up to symmetry, every such class with a component of at
+/// least `MEMO_MIN_POINTS`, each a board a legal move leads to, the largest first, at most `most`.
+fn check_option_boards<P: Piece>(boards: &[super::Board<P>]) {
+    use crate::games::Game;
+    let searched = |board: &super::Board<P>| super::searched_components::<P>(board.points());
+    let largest = |board: &super::Board<P>| searched(board).iter().map(|(points, _)| *points).max().unwrap_or(0);
+    let mut seen = 0;
+    for board in boards {
+        let options: Vec<super::Board<P>> = board.moves().iter().map(|mv| board.play_unchecked(&mv)).collect();
+        let parts = board.option_boards(usize::MAX);
+        let classes: std::collections::HashSet<_> =
+            options.iter().filter(|option| largest(option) >= P::MEMO_MIN_POINTS).map(searched).collect();
+        assert_eq!(parts.len(), classes.len(), "one part per class: {board:?}");
+        for part in &parts {
+            assert!(options.contains(part), "a part is an option: {part:?} of {board:?}");
+            assert!(classes.contains(&searched(part)), "{part:?}");
+        }
+        assert!(parts.windows(2).all(|pair| largest(&pair[0]) >= largest(&pair[1])), "largest first: {board:?}");
+        let most = parts.len() / 2;
+        assert_eq!(board.option_boards(most), parts[..most], "the first `most`: {board:?}");
+        seen += parts.len();
+    }
+    assert!(seen >= boards.len(), "the boards have large options: {seen} parts");
+}
+
+#[test]
+fn option_boards_are_one_per_class_of_large_options_largest_first() {
+    check_option_boards(&boards::<Square>(31, &[(6, 6), (7, 5), (6, 8), (4, 9)], 8));
+    check_option_boards(&boards::<Domino>(37, &[(5, 6), (6, 6), (4, 8), (7, 4)], 10));
+}
