@@ -24,6 +24,17 @@ fn encode_gauges<const N: usize>(
     Ok(())
 }
 
+/// Encodes one counter without labels.
+fn encode_counter(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    value: impl prometheus_client::encoding::EncodeCounterValue,
+) -> Result<(), std::fmt::Error> {
+    let counter = ConstCounter::new(value);
+    counter.encode(encoder.encode_descriptor(name, help, None, prometheus_client::metrics::MetricType::Counter)?)
+}
+
 /// The process's resident memory, read at each scrape: `process_resident_memory_bytes`, the name
 /// Prometheus's process collectors use, to watch against `--memory-limit`.
 #[derive(Debug)]
@@ -195,13 +206,12 @@ impl Collector for JobsCollector {
             ),
         ];
         encode_gauges(&mut encoder, gauges)?;
-        let moved_aside = encoder.encode_descriptor(
+        encode_counter(
+            &mut encoder,
             "nimber_jobs_store_moved_aside",
             "Unreadable job stores moved aside to <jobs-dir>.corrupt-<time> since the start (readable records recovered)",
-            None,
-            prometheus_client::metrics::MetricType::Counter,
+            counts.store.moved_aside,
         )?;
-        ConstCounter::new(counts.store.moved_aside).encode(moved_aside)?;
         let mut ended = encoder.encode_descriptor(
             "nimber_jobs_ended",
             "Explore job runs that ended since the start, by final state",
@@ -227,13 +237,12 @@ impl Collector for JobsCollector {
             &mut encoder,
             [("nimber_job_parts_computing", "Parts of Explore jobs this replica computes now", counts.parts_computing)],
         )?;
-        let lease_seconds = encoder.encode_descriptor(
+        encode_counter(
+            &mut encoder,
             "nimber_job_part_lease_seconds",
             "Seconds spent taking and giving back the leases of job parts in the shared job store",
-            None,
-            prometheus_client::metrics::MetricType::Counter,
+            counts.part_lease_seconds,
         )?;
-        ConstCounter::new(counts.part_lease_seconds).encode(lease_seconds)?;
         Ok(())
     }
 }

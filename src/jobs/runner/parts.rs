@@ -206,10 +206,7 @@ impl RunnerState {
         }
         let request = record.request.unwrap_or_default();
         let Ok(job) = family::job_from_request(&request) else { return Ok(0) };
-        let memo = &*self.memo;
-        let mut context = SearchContext::new(Budget::new(None, stop.clone()), memo);
-        context.table_limit = self.config.table_limit;
-        context.threads = self.config.search_threads.clone();
+        let mut context = self.search_context(Budget::new(None, stop.clone()), &*self.memo);
         let budget = context.budget.clone();
         match job {
             Job::Family(family) => {
@@ -218,7 +215,7 @@ impl RunnerState {
             }
             Job::Solve(position) | Job::BestMove(position) => {
                 let split = (&*position, request.split_across_replicas);
-                let mut positions = Positions::new(self, name, split, &mut context, Role::Helper);
+                let mut positions = Positions::new(self, split, &mut context);
                 self.work_on_parts(name, Role::Helper, &budget, &mut positions)
             }
             Job::Chain(_) => Ok(0),
@@ -281,28 +278,23 @@ impl PartList for Items<'_, '_> {
 /// The positions a single position's moves lead to, as parts: a part is done once its value is
 /// found in the memo without a search.
 pub(super) struct Positions<'r, 'c> {
-    runner: &'r RunnerState,
-    name: &'r str,
     parts: Vec<Position>,
     /// The parts computed here: done, even if the memo did not keep them.
     computed: std::collections::HashSet<u64>,
     context: &'r mut SearchContext<'c>,
-    role: Role,
 }
 
 impl<'r, 'c> Positions<'r, 'c> {
     /// The parts of `position`, if its request asks for a split (`split_across_replicas`) and
     /// the replicas share values (`--shared-cache`); none otherwise.
     pub(super) fn new(
-        runner: &'r RunnerState,
-        name: &'r str,
+        runner: &RunnerState,
         (position, split): (&Position, bool),
         context: &'r mut SearchContext<'c>,
-        role: Role,
     ) -> Self {
         let parts =
             if split && runner.config.share_work { position.fleet_parts(MOST_POSITION_PARTS) } else { Vec::new() };
-        Positions { runner, name, parts, computed: Default::default(), context, role }
+        Positions { parts, computed: Default::default(), context }
     }
 
     fn is_done(&self, part: u64) -> bool {
@@ -315,14 +307,9 @@ impl<'r, 'c> Positions<'r, 'c> {
 }
 
 impl PartList for Positions<'_, '_> {
+    /// (A helper stops once the job has ended: the checkpointer sets its stop, see
+    /// [`RunnerState::offer_help`].)
     fn pending(&mut self) -> Result<Vec<u64>, Stopped> {
-        // A helper stops once the job has ended (its owner writes nothing of the parts).
-        if self.role == Role::Helper && !self.parts.is_empty() {
-            match self.runner.store.get(self.name)? {
-                Some(record) if !record.is_done() => {}
-                _ => return Ok(Vec::new()),
-            }
-        }
         Ok((0..self.parts.len() as u64).filter(|&part| !self.is_done(part)).collect())
     }
 

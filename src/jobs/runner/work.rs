@@ -226,6 +226,14 @@ impl RunnerState {
         Ok(())
     }
 
+    /// A context for a job's searches: its budget and memo, the runner's table limit and threads.
+    pub(super) fn search_context<'m>(&self, budget: Budget, memo: &'m dyn Memo) -> SearchContext<'m> {
+        let mut context = SearchContext::new(budget, memo);
+        context.table_limit = self.config.table_limit;
+        context.threads = self.config.search_threads.clone();
+        context
+    }
+
     /// Computes the result of a job, recording finished family items as it goes.
     pub(super) fn execute(
         &self,
@@ -243,9 +251,7 @@ impl RunnerState {
             .and_then(|limit| Duration::try_from(limit).ok())
             .and_then(|limit| Instant::now().checked_add(limit.saturating_sub(elapsed_before)));
         let memo = CountingMemo { inner: &*self.memo, live };
-        let mut context = SearchContext::new(Budget::new(deadline, live.cancel.clone()), &memo);
-        context.table_limit = self.config.table_limit;
-        context.threads = self.config.search_threads.clone();
+        let mut context = self.search_context(Budget::new(deadline, live.cancel.clone()), &memo);
         let base_positions = live.positions_computed.load(Ordering::Relaxed);
         let add_stats =
             |stats: Stats| live.positions_computed.store(base_positions + stats.positions_computed, Ordering::Relaxed);
@@ -329,7 +335,7 @@ impl RunnerState {
             return Ok(());
         }
         let budget = context.budget.clone();
-        let mut parts = Positions::new(self, name, position, context, Role::Owner);
+        let mut parts = Positions::new(self, position, context);
         let outcome = self.work_on_parts(name, Role::Owner, &budget, &mut parts);
         add_stats(context.stats);
         outcome.map(drop)
