@@ -48,9 +48,13 @@ const LIST_BATCH: usize = 100;
 /// How many rows one HMGET of a table reads.
 const ROWS_AT_ONCE: u64 = 64;
 
-/// Renews a lease if this replica still holds it (the token matches).
-const RENEW_SCRIPT: &str =
-    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+/// Renews a lease if this replica still holds it (the token matches), or takes it again if
+/// nobody holds it: it expired while Redis was down, and this replica went on with its work.
+/// Returns 0 when another replica holds it.
+const RENEW_SCRIPT: &str = "local holder = redis.call('get', KEYS[1]) \
+     if holder == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end \
+     if not holder then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end \
+     return 0";
 
 /// Creates the record of ARGV[1] (KEYS[1], bytes ARGV[2]), in the names (KEYS[2]) and the
 /// unfinished jobs (KEYS[3]) and, given KEYS[4], under its request id. Returns nothing when
@@ -429,14 +433,14 @@ impl JobRecords for RedisJobs {
     }
 
     fn renew(&self) {
-        let leases: Vec<(Vec<u8>, String)> =
-            lock(&self.leases).iter().map(|(key, token)| (key.clone(), token.clone())).collect();
+        // Held through the call: a lease given back meanwhile must not be taken again.
+        let leases = lock(&self.leases);
         if leases.is_empty() {
             return;
         }
         let result = self.call(|con| {
             let mut pipe = redis::pipe();
-            for (key, token) in &leases {
+            for (key, token) in leases.iter() {
                 pipe.cmd("EVAL").arg(RENEW_SCRIPT).arg(1).arg(key).arg(token).arg(self.lease_ms()).ignore();
             }
             pipe.query::<()>(con)

@@ -13,8 +13,13 @@
 //! other replica, then waits for the parts others hold, taking over any whose lease expires (its
 //! replica died), and ends the job: it alone writes the result. A **helper** takes the parts
 //! nobody holds, from the last, one pass, then goes back to its own queue. A part computed twice (a lease that
-//! expired under a slow replica) gives the same answer twice: the values are exact. When the
-//! shared store fails, a run stops as any store failure stops it, and resumes once it answers.
+//! expired under a slow replica) gives the same answer twice: the values are exact.
+//!
+//! **When the shared store does not answer** (Redis down), the sharing pauses and each replica
+//! goes on with what it has. The owner computes every part not known to be done, alone and
+//! without leases, and keeps the rows it cannot record; a helper finishes the part it holds and
+//! takes no other. Each records what it kept once the store answers again, and only then does the
+//! owner end the job.
 
 use super::work::Stopped;
 use super::*;
@@ -60,8 +65,13 @@ pub(super) trait PartList {
     fn pending(&mut self) -> Result<Vec<u64>, Stopped>;
     /// Whether `part` is still not done (checked once its lease is taken).
     fn still_pending(&mut self, part: u64) -> Result<bool, Stopped>;
-    /// Computes `part` and leaves it where the others find it.
+    /// Computes `part` and leaves it where the others find it (or keeps it, while the store
+    /// does not answer, until [`PartList::save`]).
     fn compute(&mut self, part: u64) -> Result<(), Stopped>;
+    /// The parts not done as far as this replica knows without asking the store.
+    fn pending_here(&self) -> Vec<u64>;
+    /// Records the parts computed while the store did not answer.
+    fn save(&mut self) -> Result<(), Stopped>;
 }
 
 impl RunnerState {
@@ -76,10 +86,29 @@ impl RunnerState {
     ) -> Result<u64, Stopped> {
         let shared = self.store.is_shared();
         let mut computed = 0;
+        let mut outage = Outage::default();
         loop {
-            let mut pending = parts.pending()?;
+            let mut pending = match parts.save().and_then(|()| parts.pending()) {
+                Ok(pending) => {
+                    outage.over(name);
+                    pending
+                }
+                Err(Stopped::Store(error)) if shared => {
+                    outage.begins(name, &error);
+                    if role == Role::Helper {
+                        return self.saved(parts, budget).map(|()| computed);
+                    }
+                    parts.pending_here()
+                }
+                Err(other) => return Err(other),
+            };
             if pending.is_empty() {
-                return Ok(computed);
+                if !outage.now {
+                    return Ok(computed);
+                }
+                // Done here: what it kept waits for the store.
+                wait(OWNER_POLL, budget)?;
+                continue;
             }
             if role == Role::Helper {
                 // From the end: the owner goes from the start, so the two meet once, and each
@@ -90,19 +119,39 @@ impl RunnerState {
             for part in pending {
                 budget.check()?;
                 if role == Role::Helper && !lock(&self.queue).is_empty() {
-                    return Ok(computed); // A job of this replica's own is waiting.
+                    // A job of this replica's own is waiting.
+                    return self.saved(parts, budget).map(|()| computed);
                 }
-                let asked = Instant::now();
-                let claimed = self.store.claim_part(name, part)?;
-                self.parts.lease_nanos.fetch_add(asked.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                if !claimed {
-                    held_elsewhere = true;
-                    continue;
-                }
+                let leased = !outage.now && {
+                    let asked = Instant::now();
+                    let claimed = self.store.claim_part(name, part);
+                    self.parts.lease_nanos.fetch_add(asked.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    match claimed {
+                        Ok(true) => true,
+                        Ok(false) => {
+                            held_elsewhere = true;
+                            continue;
+                        }
+                        Err(error) if shared && role == Role::Owner => {
+                            outage.begins(name, &error);
+                            false
+                        }
+                        Err(error) if shared => {
+                            outage.begins(name, &error);
+                            return self.saved(parts, budget).map(|()| computed);
+                        }
+                        Err(error) => return Err(error.into()),
+                    }
+                };
                 let mut compute = || -> Result<bool, Stopped> {
-                    // Another replica may have finished it between the look and the lease.
-                    if shared && !parts.still_pending(part)? {
-                        return Ok(false);
+                    // Another replica may have finished it between the look and the lease (not
+                    // known while the store does not answer: then it is computed again).
+                    if shared && leased {
+                        match parts.still_pending(part) {
+                            Ok(false) => return Ok(false),
+                            Ok(true) | Err(Stopped::Store(_)) => {}
+                            Err(other) => return Err(other),
+                        }
                     }
                     self.parts.computing.fetch_add(1, Ordering::Relaxed);
                     let started = Instant::now();
@@ -114,9 +163,11 @@ impl RunnerState {
                     Ok(true)
                 };
                 let outcome = compute();
-                let releasing = Instant::now();
-                self.store.release_part(name, part);
-                self.parts.lease_nanos.fetch_add(releasing.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                if leased {
+                    let releasing = Instant::now();
+                    self.store.release_part(name, part);
+                    self.parts.lease_nanos.fetch_add(releasing.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                }
                 if outcome? {
                     computed += 1;
                     let counter = if role == Role::Owner { &self.parts.of_own_jobs } else { &self.parts.of_other_jobs };
@@ -124,10 +175,21 @@ impl RunnerState {
                 }
             }
             if role == Role::Helper {
-                return Ok(computed);
+                return self.saved(parts, budget).map(|()| computed);
             }
             if held_elsewhere {
                 wait(OWNER_POLL, budget)?;
+            }
+        }
+    }
+
+    /// Records the parts computed while the store did not answer, waiting for it to answer (a
+    /// store that is not shared is not waited for).
+    fn saved(&self, parts: &mut dyn PartList, budget: &Budget) -> Result<(), Stopped> {
+        loop {
+            match parts.save() {
+                Err(Stopped::Store(_)) if self.store.is_shared() => wait(OWNER_POLL, budget)?,
+                saved => return saved,
             }
         }
     }
@@ -210,7 +272,7 @@ impl RunnerState {
         let budget = context.budget.clone();
         match job {
             Job::Family(family) => {
-                let mut items = Items { runner: self, name, items: family.items(), context: &mut context, owner: None };
+                let mut items = Items::new(self, (name, &family), &mut context, None);
                 self.work_on_parts(name, Role::Helper, &budget, &mut items)
             }
             Job::Solve(position) | Job::BestMove(position) => {
@@ -219,6 +281,30 @@ impl RunnerState {
                 self.work_on_parts(name, Role::Helper, &budget, &mut positions)
             }
             Job::Chain(_) => Ok(0),
+        }
+    }
+}
+
+/// Whether the shared store answers a part loop now, logged once per outage.
+#[derive(Default)]
+struct Outage {
+    now: bool,
+}
+
+impl Outage {
+    fn begins(&mut self, name: &str, error: &StoreError) {
+        if !std::mem::replace(&mut self.now, true) {
+            tracing::warn!(
+                name,
+                %error,
+                "the job store does not answer: the division of this job pauses, and this replica goes on with what it has"
+            );
+        }
+    }
+
+    fn over(&mut self, name: &str) {
+        if std::mem::replace(&mut self.now, false) {
+            tracing::info!(name, "the job store answers again: the parts computed meanwhile are recorded");
         }
     }
 }
@@ -235,21 +321,44 @@ fn wait(time: Duration, budget: &Budget) -> Result<(), Interrupted> {
 
 /// The items of a family as parts: an item is done once its row is recorded.
 pub(super) struct Items<'r, 'c> {
-    pub(super) runner: &'r RunnerState,
-    pub(super) name: &'r str,
-    pub(super) items: Vec<family::Item>,
-    pub(super) context: &'r mut SearchContext<'c>,
+    runner: &'r RunnerState,
+    name: &'r str,
+    items: Vec<family::Item>,
+    context: &'r mut SearchContext<'c>,
     /// The owner's live counters, and how it shows the search's statistics (none for a helper).
-    pub(super) owner: Option<(&'r Live, &'r dyn Fn(Stats))>,
+    owner: Option<(&'r Live, &'r dyn Fn(Stats))>,
+    /// The items recorded at the last look at the store.
+    recorded: std::collections::HashSet<u64>,
+    /// The rows computed while the store did not answer, to record once it does.
+    unsaved: Vec<(u64, proto::ExploreRow)>,
+}
+
+impl<'r, 'c> Items<'r, 'c> {
+    /// The items of `family`, the parts of job `name`, computed in `context`; `owner` is given
+    /// when the owner computes them.
+    pub(super) fn new(
+        runner: &'r RunnerState,
+        (name, family): (&'r str, &Family),
+        context: &'r mut SearchContext<'c>,
+        owner: Option<(&'r Live, &'r dyn Fn(Stats))>,
+    ) -> Self {
+        let items = family.items();
+        Items { runner, name, items, context, owner, recorded: Default::default(), unsaved: Vec::new() }
+    }
+
+    /// How many items the family has.
+    pub(super) fn count(&self) -> u64 {
+        self.items.len() as u64
+    }
 }
 
 impl PartList for Items<'_, '_> {
     fn pending(&mut self) -> Result<Vec<u64>, Stopped> {
-        let recorded = self.runner.store.finished_items(self.name)?;
+        self.recorded = self.runner.store.finished_items(self.name)?;
         if let Some((live, _)) = self.owner {
-            live.items_done.store(recorded.len() as u64, Ordering::Relaxed);
+            live.items_done.store(self.recorded.len() as u64, Ordering::Relaxed);
         }
-        Ok((0..self.items.len() as u64).filter(|index| !recorded.contains(index)).collect())
+        Ok(self.pending_here())
     }
 
     fn still_pending(&mut self, part: u64) -> Result<bool, Stopped> {
@@ -264,12 +373,32 @@ impl PartList for Items<'_, '_> {
             Some((value, found)) => (value, found > 0),
             None => (position.value(self.context)?, false),
         };
-        if !self.runner.store.put_item(self.name, part, &item.row(value, cached))? {
-            return Err(Stopped::Superseded);
+        let row = item.row(value, cached);
+        match self.runner.store.put_item(self.name, part, &row) {
+            Ok(true) => {}
+            Ok(false) => return Err(Stopped::Superseded),
+            Err(_) if self.runner.store.is_shared() => self.unsaved.push((part, row)),
+            Err(error) => return Err(error.into()),
         }
         if let Some((live, add_stats)) = self.owner {
             live.items_done.fetch_add(1, Ordering::Relaxed);
             add_stats(self.context.stats);
+        }
+        Ok(())
+    }
+
+    fn pending_here(&self) -> Vec<u64> {
+        let kept = |index: &u64| self.unsaved.iter().any(|(part, _)| part == index);
+        (0..self.count()).filter(|index| !self.recorded.contains(index) && !kept(index)).collect()
+    }
+
+    fn save(&mut self) -> Result<(), Stopped> {
+        while let Some((part, row)) = self.unsaved.last() {
+            if !self.runner.store.put_item(self.name, *part, row)? {
+                return Err(Stopped::Superseded);
+            }
+            self.recorded.insert(*part);
+            self.unsaved.pop();
         }
         Ok(())
     }
@@ -310,7 +439,7 @@ impl PartList for Positions<'_, '_> {
     /// (A helper stops once the job has ended: the checkpointer sets its stop, see
     /// [`RunnerState::offer_help`].)
     fn pending(&mut self) -> Result<Vec<u64>, Stopped> {
-        Ok((0..self.parts.len() as u64).filter(|&part| !self.is_done(part)).collect())
+        Ok(self.pending_here())
     }
 
     fn still_pending(&mut self, part: u64) -> Result<bool, Stopped> {
@@ -320,6 +449,16 @@ impl PartList for Positions<'_, '_> {
     fn compute(&mut self, part: u64) -> Result<(), Stopped> {
         self.parts[part as usize].value(self.context)?;
         self.computed.insert(part);
+        Ok(())
+    }
+
+    /// (The memo is this replica's: it answers without the store.)
+    fn pending_here(&self) -> Vec<u64> {
+        (0..self.parts.len() as u64).filter(|&part| !self.is_done(part)).collect()
+    }
+
+    /// (Nothing is kept: the values are in the memo.)
+    fn save(&mut self) -> Result<(), Stopped> {
         Ok(())
     }
 }

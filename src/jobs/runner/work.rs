@@ -15,6 +15,9 @@ pub(super) enum Work {
     Help(String),
 }
 
+/// How often a job's end asks a shared store again while it does not answer.
+const STORE_RETRY: Duration = Duration::from_millis(200);
+
 /// How many rows of a chain one write to the job store holds.
 const ROWS_SAVED_AT_ONCE: usize = 16;
 
@@ -155,9 +158,11 @@ impl RunnerState {
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| self.execute(name, &request, &live)));
         self.memo.flush();
 
+        // What the run found is kept through an outage of a shared store (see [`Self::answered`]).
+        let record = self.answered(|| self.store.get(name));
         let _transition = lock(&self.transitions);
         lock(&self.live).remove(name);
-        let Some(mut record) = self.store.get(name)? else {
+        let Some(mut record) = record? else {
             record_vanished(name);
             self.changed();
             return Ok(());
@@ -205,7 +210,7 @@ impl RunnerState {
                 Some(status(tonic::Code::Internal, "the job failed (an internal error; see the server log)")),
             ),
         }
-        match self.store.put(&record)? {
+        match self.answered(|| self.store.put(&record))? {
             Put::Saved => {}
             Put::Ended => {
                 // It ended first another way (cancelled on another replica of the fleet): that end stays.
@@ -224,6 +229,23 @@ impl RunnerState {
         self.changed();
         tracing::info!(name, state = ?record.state(), "job run ended");
         Ok(())
+    }
+
+    /// The store's answer to `call`. A shared store that does not answer is asked again every
+    /// [`STORE_RETRY`] until it does or the runner stops, so that a run that went on through an
+    /// outage keeps its end; a local store's error is returned at once.
+    fn answered<T>(&self, mut call: impl FnMut() -> StoreResult<T>) -> StoreResult<T> {
+        loop {
+            match call() {
+                Err(error) if self.store.is_shared() && !self.stopping.load(Ordering::Relaxed) => {
+                    if self.checkpoint_warnings.allow() {
+                        tracing::warn!(%error, "the job store does not answer: a job's end waits for it (one line a minute)");
+                    }
+                    std::thread::sleep(STORE_RETRY);
+                }
+                answer => return answer,
+            }
+        }
     }
 
     /// A context for a job's searches: its budget and memo, the runner's table limit and threads.
@@ -309,14 +331,13 @@ impl RunnerState {
         live: &Live,
         add_stats: &dyn Fn(Stats),
     ) -> Result<(Vec<proto::ExploreRow>, u64), Stopped> {
-        let items = family.items();
-        let total = items.len() as u64;
+        let budget = context.budget.clone();
+        let mut parts = Items::new(self, (name, family), context, Some((live, add_stats)));
+        let total = parts.count();
         live.items_total.store(total, Ordering::Relaxed);
         let recorded = self.store.finished_items(name)?.len() as u64;
         live.items_done.store(recorded, Ordering::Relaxed);
         live.items_done_before_run.store(recorded, Ordering::Relaxed);
-        let budget = context.budget.clone();
-        let mut parts = Items { runner: self, name, items, context, owner: Some((live, add_stats)) };
         self.work_on_parts(name, Role::Owner, &budget, &mut parts)?;
         Ok((self.store.rows(name, 0, INLINE_ROWS, INLINE_ROWS_BYTES)?, total))
     }
