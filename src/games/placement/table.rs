@@ -138,7 +138,7 @@ impl<K: Copy + Eq + Default + Hash, V: Copy + Default + Worth> Table<K, V> {
             return false;
         }
         *room -= bytes;
-        let old = std::mem::replace(&mut self.slots, vec![(K::default(), V::default()); capacity]);
+        let old = std::mem::replace(&mut self.slots, slots_on_huge_pages(capacity));
         *room += old.len() * Self::SLOT_BYTES;
         self.len = 0;
         for (key, value) in old {
@@ -154,6 +154,32 @@ impl<K: Copy + Eq + Default + Hash, V: Copy + Default + Worth> Table<K, V> {
     pub fn len(&self) -> usize {
         self.len
     }
+}
+
+/// The smallest table whose slots are asked to lie on huge pages: a lookup in a table of many
+/// small pages misses the TLB, and the page walk costs a second trip to memory.
+const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
+
+/// `capacity` free slots, on transparent huge pages where the kernel gives them (Linux with
+/// `transparent_hugepage` set to `madvise` or `always`): the pages are advised before the slots
+/// are written, which is when they are first faulted in.
+fn slots_on_huge_pages<T: Copy + Default>(capacity: usize) -> Vec<T> {
+    let mut slots = Vec::with_capacity(capacity);
+    let bytes = capacity * std::mem::size_of::<T>();
+    #[cfg(target_os = "linux")]
+    if bytes >= HUGE_PAGE_MIN_BYTES {
+        const HUGE_PAGE: usize = 2 << 20;
+        let start = slots.as_ptr() as usize;
+        let first = start.next_multiple_of(HUGE_PAGE);
+        let end = (start + bytes) / HUGE_PAGE * HUGE_PAGE;
+        if end > first {
+            // SAFETY: the range lies inside the allocation just made, and the advice changes only
+            // how the kernel backs its pages, never their contents.
+            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
+        }
+    }
+    slots.resize(capacity, T::default());
+    slots
 }
 
 /// Shards of a [`SharedTable`]: enough that threads seldom wait for one another.
