@@ -96,7 +96,10 @@ impl RunnerState {
                 Err(Stopped::Store(error)) if shared => {
                     outage.begins(name, &error);
                     if role == Role::Helper {
-                        return self.saved(parts, budget).map(|()| computed);
+                        // Not a job with nothing left to take: it is offered again once the
+                        // store answers.
+                        self.saved(parts, budget)?;
+                        return Err(Stopped::Store(error));
                     }
                     parts.pending_here()
                 }
@@ -138,7 +141,8 @@ impl RunnerState {
                         }
                         Err(error) if shared => {
                             outage.begins(name, &error);
-                            return self.saved(parts, budget).map(|()| computed);
+                            self.saved(parts, budget)?;
+                            return Err(error.into());
                         }
                         Err(error) => return Err(error.into()),
                     }
