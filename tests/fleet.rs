@@ -1072,7 +1072,7 @@ async fn a_large_board_split_across_two_replicas_has_the_single_replica_value() 
 async fn redis_down_in_the_middle_of_a_divided_job_pauses_the_sharing_and_the_owner_goes_on_alone() {
     let mut redis = Redis::start_durable();
     let lease = ["--shared-cache-lease-ms", "1000"];
-    let (a, b) = (replica(&redis, &lease), replica(&redis, &lease));
+    let (a, _helper) = (replica(&redis, &lease), replica(&redis, &lease));
     let name = a.client().await.explore(sub_boards(7, 10)).await.unwrap().into_inner().name;
     let mut on_a = operations(&a).await;
     wait_for_job(&mut on_a, &name, Duration::from_secs(60), |progress| progress.items_done >= 3).await;
@@ -1085,5 +1085,4 @@ async fn redis_down_in_the_middle_of_a_divided_job_pauses_the_sharing_and_the_ow
     let done = wait_done(&mut on_a, &name, Duration::from_secs(120)).await;
     assert_eq!(job_progress(&done).state(), ExploreState::Succeeded, "{done:?}");
     assert_rows_are_the_single_replica_answer(&job_result(&done), 21);
-    drop(b);
 }
