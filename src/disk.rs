@@ -266,6 +266,50 @@ pub(crate) fn aside_path(path: &Path) -> PathBuf {
     aside
 }
 
+/// Waits (up to [`LOCK_PATIENCE`]) until no sled instance holds the lock of the store in `path`:
+/// handles of a store just closed, still held by this process's readers or sled's threads, go
+/// within moments. An error says the lock stayed held (or the store's file cannot be opened).
+pub(crate) fn wait_unlocked(path: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::OpenOptions::new().read(true).write(true).open(path.join("db"))?;
+    let deadline = Instant::now() + LOCK_PATIENCE;
+    loop {
+        // SAFETY: flock on a file descriptor this function owns; it has no other precondition.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            // Closing the file releases the lock.
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, "the store stayed locked"));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Swaps the directories `a` and `b` in one atomic step (Linux's `renameat2` with
+/// `RENAME_EXCHANGE`): at every moment each path holds one of the two, whole.
+pub(crate) fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c_path = |path: &Path| std::ffi::CString::new(path.as_os_str().as_bytes());
+        let (a, b) = (c_path(a)?, c_path(b)?);
+        // SAFETY: both are valid NUL-terminated paths; AT_FDCWD resolves relative ones as `rename` does.
+        let result =
+            unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
+        if result == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = (a, b);
+        Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "no atomic exchange of directories here"))
+    }
+}
+
 /// The size of a filesystem and the bytes free on it for unprivileged writers.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Filesystem {

@@ -115,6 +115,13 @@ impl Collector for StoreCollector {
             None,
             evictions.metric_type(),
         )?)?;
+        let compactions = ConstCounter::new(store.compactions());
+        compactions.encode(encoder.encode_descriptor(
+            "nimber_store_compactions",
+            "Rewrites of the store into a new file holding only its live values, to keep it under --max-store-bytes",
+            None,
+            compactions.metric_type(),
+        )?)?;
         if let Some(tier) = store.shared_tier() {
             let counts = tier.counts();
             let counters = [
