@@ -250,7 +250,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         args.max_jobs.max(1) + search_threads.helpers_most(),
         args.max_expensive_solves.map(|solves| solves.max(1)),
         args.table_entries,
-        DEFAULT_TABLE_LIMIT,
+        search_threads.table_entries_each(DEFAULT_TABLE_LIMIT),
     )
     .map_err(anyhow::Error::msg)?;
     let max_store_bytes =
@@ -282,6 +282,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
+    // Page tokens of every replica of a fleet with a secret are the fleet's.
+    if let Some(secret) = shared_cache.as_ref().and_then(|config| config.secret.as_ref()) {
+        nimber::page::use_key(&secret.derive("nimber page tokens"));
+    }
     let jobs_redis = match args.jobs_redis.as_deref() {
         Some(url) => Some(redis("--jobs-redis", url)?),
         None => shared_cache.clone(),
@@ -353,7 +357,8 @@ fn run_judge(
     memory_limit: u64,
     threads: Arc<SearchThreads>,
 ) -> anyhow::Result<()> {
-    let budget = limits::share_memory(memory_limit, 1, threads.helpers_most(), Some(1), None, DEFAULT_TABLE_LIMIT)
+    let most_entries = threads.table_entries_each(DEFAULT_TABLE_LIMIT);
+    let budget = limits::share_memory(memory_limit, 1, threads.helpers_most(), Some(1), None, most_entries)
         .map_err(anyhow::Error::msg)?;
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input)?;

@@ -79,8 +79,8 @@ use crate::games::{Budget, GameTag, Interrupted, Memo, DEFAULT_TABLE_LIMIT};
 use crate::limits::{MemoryBudget, MAX_PAGE_CACHE_BYTES, TABLE_ENTRY_BYTES};
 
 /// The longest bytes value the store keeps ([`Memo::put_bytes`]), and the most bytes of one read
-/// from the shared tier: 16 MiB, a heap game's values up to 2^22 heaps at 4 bytes each.
-pub const MAX_BYTES_VALUE: usize = 16 << 20;
+/// from the shared tier: the memo's own bound, [`crate::games::MAX_MEMO_BYTES`].
+pub const MAX_BYTES_VALUE: usize = crate::games::MAX_MEMO_BYTES;
 
 /// How many buffered values make the writer thread write a batch at once.
 const WRITE_BATCH: usize = 4096;

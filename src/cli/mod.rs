@@ -144,16 +144,17 @@ impl MemoryLimit {
 #[derive(clap::Args)]
 pub struct SearchThreadsArg {
     /// Threads the searches of this process use between them: one position's search takes the
-    /// idle ones as helpers, concurrent solves and jobs share them (default: the cores the
-    /// process's CPU quota allows).
+    /// idle ones as helpers, concurrent solves and jobs share them; one search's tables hold the
+    /// same entries together however many threads search it (default: 1, since a second thread
+    /// does not yet pay for itself: see docs/BENCHMARKS.md).
     #[arg(long, global = true, env = "NIMBER_SEARCH_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
     search_threads: Option<u16>,
 }
 
 impl SearchThreadsArg {
-    /// The pool of search threads: the number given, else the cores available.
+    /// The pool of search threads: the number given, else one.
     pub fn pool(&self) -> std::sync::Arc<nimber::games::SearchThreads> {
-        nimber::games::SearchThreads::new(self.search_threads.map_or_else(limits::available_cores, usize::from))
+        nimber::games::SearchThreads::new(self.search_threads.map_or(1, usize::from))
     }
 }
 
@@ -341,9 +342,15 @@ async fn explore_here(
     search_threads: Arc<nimber::games::SearchThreads>,
     format: Format,
 ) -> anyhow::Result<()> {
-    let budget =
-        limits::share_memory(memory_limit, 1, 1 + search_threads.helpers_most(), Some(0), None, DEFAULT_TABLE_LIMIT)
-            .map_err(anyhow::Error::msg)?;
+    let budget = limits::share_memory(
+        memory_limit,
+        1,
+        1 + search_threads.helpers_most(),
+        Some(0),
+        None,
+        search_threads.table_entries_each(DEFAULT_TABLE_LIMIT),
+    )
+    .map_err(anyhow::Error::msg)?;
     let store: Arc<dyn Memo> = match &data_dir {
         Some(dir) => Arc::new(Store::open_with(dir, &StoreOptions::within(&budget, dir))?),
         None => Arc::new(Store::temporary_with(&StoreOptions::within(&budget, &std::env::temp_dir()))),

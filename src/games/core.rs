@@ -212,6 +212,10 @@ pub struct Stats {
     pub cache_hits: u64,
 }
 
+/// The longest bytes a memo keeps ([`Memo::put_bytes`]): 16 MiB, a heap game's values up to 2^22
+/// heaps at 4 bytes each.
+pub const MAX_MEMO_BYTES: usize = 16 << 20;
+
 /// A persistent memo of expensive values, keyed by game and canonical encoding.
 ///
 /// Implemented over sled (and Redis, for a fleet) by the cache module; games only see this trait.
@@ -251,7 +255,8 @@ pub trait Memo: Send + Sync {
     }
 
     /// Remember `bytes` for `key` (replacing what was there); `cost` as in [`Memo::put`]. Never
-    /// waits for I/O. A memo that keeps only values forgets them.
+    /// waits for I/O. A memo that keeps only values forgets them, and bytes longer than
+    /// [`MAX_MEMO_BYTES`] are not kept.
     fn put_bytes(&self, _game: GameTag, _key: &[u8], _bytes: &[u8], _cost: u64) {}
 
     /// Whether the memo remembers anything at all: a solve through one that does not skips
@@ -331,6 +336,13 @@ impl SearchThreads {
     /// The threads one search may use at most.
     pub fn most(&self) -> usize {
         self.most
+    }
+
+    /// The entries each thread's table may hold for one search's tables to hold `entries` together
+    /// (each thread has tables of its own: see [`crate::limits::share_memory`]), so that helpers
+    /// never raise what one search may take.
+    pub fn table_entries_each(&self, entries: usize) -> usize {
+        entries / self.most
     }
 
     /// The most helpers searching at once, over all searches: each has a table's worth of memory

@@ -6,7 +6,7 @@ use crate::games::analysis::{self, Analysis};
 use crate::games::registry::with_games;
 use crate::games::sum::Sum;
 use crate::games::sum::SumValue;
-use crate::games::{describe, FieldPath, Move, Outcome, Position, ServedGame, SetupError, Stats, Value};
+use crate::games::{describe, FieldPath, Game, Move, Outcome, Position, ServedGame, SetupError, Stats, Value};
 use crate::proto;
 use proto::position::Game as ProtoGame;
 
@@ -136,34 +136,40 @@ pub fn stats_to_proto(stats: Stats, elapsed: std::time::Duration) -> proto::Stat
     }
 }
 
-/// The answer of Solve (and of a `solve` job): `value`'s outcome and nimber, with the statistics.
-pub fn solve_response(value: SumValue, stats: Stats, elapsed: std::time::Duration) -> proto::SolveResponse {
+/// The answer of Solve (and of a `solve` job) for `position`: `value`'s outcome and nimber, how the
+/// values it rests on are known ([`Position::evidence`]), and the statistics.
+pub fn solve_response(
+    position: &Position,
+    value: SumValue,
+    stats: Stats,
+    elapsed: std::time::Duration,
+) -> proto::SolveResponse {
     proto::SolveResponse {
         outcome: outcome_to_proto(value) as i32,
         grundy: value.nimber(),
         stats: Some(stats_to_proto(stats, elapsed)),
         id: String::new(),
         error: None,
-        heap_values: Vec::new(),
+        heap_values: position.evidence(),
     }
 }
 
-/// The answer of BestMove (and of a `best_move` job): `value`, the best move if any with the
-/// position after it, and the statistics.
+/// The answer of BestMove (and of a `best_move` job) for `position`: `value`, its best move `best`
+/// if any with the position after it, how the values it rests on are known, and the statistics.
 pub fn best_move_response(
+    position: &Position,
     value: SumValue,
-    best: Option<(Move, Position)>,
+    best: Option<Move>,
     stats: Stats,
     elapsed: std::time::Duration,
 ) -> proto::BestMoveResponse {
-    let (mv, after) = best.unzip();
     proto::BestMoveResponse {
         outcome: outcome_to_proto(value) as i32,
         grundy: value.nimber(),
-        r#move: mv.as_ref().map(move_to_proto),
-        after: after.as_ref().map(position_to_proto),
+        r#move: best.as_ref().map(move_to_proto),
+        after: best.map(|mv| position_to_proto(&position.play_unchecked(&mv))),
         stats: Some(stats_to_proto(stats, elapsed)),
-        heap_values: Vec::new(),
+        heap_values: position.evidence(),
     }
 }
 
@@ -175,8 +181,10 @@ pub fn page_from_proto(limit: u32, page_token: &str, query: &[u8]) -> Result<(u1
     Ok((offset, limit))
 }
 
-/// The protobuf form of an analysis of the position encoded as `query`.
+/// The protobuf form of an analysis of `position`, encoded as `query`, with how the values it rests
+/// on are known.
 pub fn analysis_to_proto(
+    position: &Position,
     analysis: &Analysis<Move, SumValue>,
     query: &[u8],
     stats: proto::Stats,
@@ -204,6 +212,6 @@ pub fn analysis_to_proto(
             .map(|offset| crate::page::token(query, &offset.to_be_bytes()))
             .unwrap_or_default(),
         stats: Some(stats),
-        heap_values: Vec::new(),
+        heap_values: position.evidence(),
     }
 }

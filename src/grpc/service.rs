@@ -209,16 +209,11 @@ impl SolverService {
             true => self.value_without_search(&position).await,
             false => None,
         };
-        let ((value, heap_values), stats, elapsed) = match warm {
-            Some((value, stats, elapsed)) => ((value, position.evidence()), stats, elapsed),
-            None => {
-                self.run(position, cheap, deadline, |position, context| {
-                    Ok((position.value(context)?, position.evidence()))
-                })
-                .await?
-            }
+        let (value, stats, elapsed) = match warm {
+            Some(warm) => warm,
+            None => self.run(position.clone(), cheap, deadline, |position, context| position.value(context)).await?,
         };
-        Ok(proto::SolveResponse { id: request.id, heap_values, ..convert::solve_response(value, stats, elapsed) })
+        Ok(proto::SolveResponse { id: request.id, ..convert::solve_response(&position, value, stats, elapsed) })
     }
 
     /// The value of a position that needs no search (the memo holds all its searched
@@ -248,20 +243,9 @@ impl SolverService {
     ) -> Result<proto::BestMoveResponse, ServiceError> {
         let position = convert::position_from_proto(request.position)?;
         let cheap = position.is_cheap();
-        let ((value, best, heap_values), stats, elapsed) = self
-            .run(position, cheap, deadline, |position, context| {
-                let (value, best) = position.best_move(context)?;
-                Ok((
-                    value,
-                    best.map(|mv| {
-                        let after = position.play_unchecked(&mv);
-                        (mv, after)
-                    }),
-                    position.evidence(),
-                ))
-            })
-            .await?;
-        Ok(proto::BestMoveResponse { heap_values, ..convert::best_move_response(value, best, stats, elapsed) })
+        let ((value, best), stats, elapsed) =
+            self.run(position.clone(), cheap, deadline, |position, context| position.best_move(context)).await?;
+        Ok(convert::best_move_response(&position, value, best, stats, elapsed))
     }
 
     /// The answer of an Analyze request, within `deadline`.
@@ -274,15 +258,16 @@ impl SolverService {
         let query = request.position.as_ref().map(prost::Message::encode_to_vec).unwrap_or_default();
         let position = convert::position_from_proto(request.position)?;
         let (offset, limit) = convert::page_from_proto(request.limit, &request.page_token, &query)?;
+        let offset = offset.saturating_add(u128::from(request.skip));
         // Analysis evaluates up to thousands of moves: inline only when there are few.
         let cheap = position.is_cheap() && position.moves().len() <= CHEAP_ANALYSIS_MOVES;
-        let ((analysis, heap_values), stats, elapsed) = self
-            .run(position, cheap, deadline, move |position, context| {
-                Ok((analysis::analyze(position, offset, limit, context)?, position.evidence()))
+        let (analysis, stats, elapsed) = self
+            .run(position.clone(), cheap, deadline, move |position, context| {
+                analysis::analyze(position, offset, limit, context)
             })
             .await?;
         let stats = convert::stats_to_proto(stats, elapsed);
-        Ok(proto::AnalyzeResponse { heap_values, ..convert::analysis_to_proto(&analysis, &query, stats) })
+        Ok(convert::analysis_to_proto(&position, &analysis, &query, stats))
     }
 
     /// One item of a stream: its answer, or its error in the response.

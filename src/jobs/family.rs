@@ -205,12 +205,12 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
             let free = free_cells(&board).len();
             let max_blocked = (sub.max_blocked as usize).min(free);
             let family = family_size(free, max_blocked);
-            if family > MAX_SUB_BOARDS {
+            if family.is_none_or(|family| family > MAX_SUB_BOARDS) {
                 return Err(InvalidArgument::field(
                     "sub_boards",
                     format!(
                         "has {} boards (blocking up to {} of {free} free cells); the limit is {MAX_SUB_BOARDS}",
-                        if family == u64::MAX { "more than 2^64".to_string() } else { family.to_string() },
+                        family.map_or("more than 2^64".to_string(), |family| family.to_string()),
                         sub.max_blocked
                     ),
                 ));
@@ -292,18 +292,16 @@ fn side_range(family: &str, side: &str, min: u32, max: u32) -> Result<(usize, us
     Ok((min, max))
 }
 
-/// How many ways there are to block up to `max_blocked` of `free` cells (saturating at `u64::MAX`
-/// once past [`MAX_SUB_BOARDS`]).
-fn family_size(free: usize, max_blocked: usize) -> u64 {
+/// How many ways there are to block up to `max_blocked` of `free` cells: the sum of the binomials
+/// C(free, k) for k ≤ max_blocked, exact while it fits 64 bits (`None` past that).
+fn family_size(free: usize, max_blocked: usize) -> Option<u64> {
     let (mut total, mut ways) = (0u128, 1u128);
-    for k in 0..=max_blocked {
-        total += ways;
-        if total > u128::from(MAX_SUB_BOARDS) {
-            return u64::MAX;
-        }
-        ways = ways * (free - k) as u128 / (k as u128 + 1);
+    for k in 0..=max_blocked.min(free) {
+        total = total.checked_add(ways)?;
+        // C(free, k + 1) = C(free, k) · (free − k) / (k + 1), exact at every step.
+        ways = ways.checked_mul((free - k) as u128)? / (k as u128 + 1);
     }
-    total as u64
+    u64::try_from(total).ok()
 }
 
 /// The free cells of `board`, 0-based `(row, column)`, row by row.
@@ -437,6 +435,11 @@ impl ChainState {
         let end = (heap + VALUES_PER_ROW).min(self.sequence.computed());
         let values = self.sequence.computed_values(heap as usize..end as usize);
         proto::ExploreRow { heap, values, ..Default::default() }
+    }
+
+    /// Keeps the values computed so far where solves find them (see [`heap::remember`]).
+    pub fn remember(&self, memo: &dyn crate::games::Memo) {
+        heap::remember(&self.sequence, memo);
     }
 
     /// What the values so far show, for the job's progress.
@@ -634,10 +637,15 @@ mod tests {
 
     #[test]
     fn family_sizes_count_every_choice_of_blocked_cells() {
-        assert_eq!(family_size(4, 0), 1);
-        assert_eq!(family_size(4, 2), 1 + 4 + 6);
-        assert_eq!(family_size(4, 4), 16);
-        assert_eq!(family_size(256, 3), u64::MAX);
+        assert_eq!(family_size(4, 0), Some(1));
+        assert_eq!(family_size(4, 2), Some(1 + 4 + 6));
+        assert_eq!(family_size(4, 4), Some(16));
+        // The 16×16 board with up to 3 blocked: 1 + 256 + 32 640 + 2 763 520 boards.
+        assert_eq!(family_size(256, 3), Some(2_796_417));
+        assert_eq!(family_size(64, 63), Some(u64::MAX), "2^64 − 1 boards");
+        assert_eq!(family_size(64, 64), None, "2^64 boards");
+        assert_eq!(family_size(65, 65), None, "2^65 boards");
+        assert_eq!(family_size(256, 128), None);
     }
 
     #[test]
@@ -646,7 +654,7 @@ mod tests {
         // The full board, then one blocked cell: a corner (4), an edge middle (4), the centre (1).
         let counts: Vec<(u32, u64)> = items.iter().map(|item| (item.blocked, item.count)).collect();
         assert_eq!(counts, vec![(0, 1), (1, 4), (1, 4), (1, 1)]);
-        assert_eq!(items.iter().map(|item| item.count).sum::<u64>(), family_size(9, 1));
+        assert_eq!(Some(items.iter().map(|item| item.count).sum::<u64>()), family_size(9, 1));
     }
 
     #[test]
@@ -661,7 +669,7 @@ mod tests {
     fn every_sub_board_count_adds_up_to_the_family() {
         let original = board(&["0010", "0000", "0100"]);
         let items = sub_boards(&original, 3, BoardGame::Unspecified);
-        assert_eq!(items.iter().map(|item| item.count).sum::<u64>(), family_size(10, 3));
+        assert_eq!(Some(items.iter().map(|item| item.count).sum::<u64>()), family_size(10, 3));
         assert!(items.iter().all(|item| item.rows.len() == 3));
     }
 
@@ -684,5 +692,6 @@ mod tests {
         };
         let error = job_from_request(&sub).unwrap_err().message;
         assert!(error.contains("sub_boards") && error.contains("1000000"), "{error}");
+        assert!(error.starts_with("sub_boards has 2796417 boards"), "{error}");
     }
 }

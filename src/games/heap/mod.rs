@@ -14,6 +14,7 @@
 //! game is a table lookup, the values survive restarts and are shared in a fleet, and a
 //! computation that a deadline stopped continues where it stopped on the next query.
 
+mod moves;
 pub mod rules;
 pub mod sequence;
 
@@ -23,7 +24,10 @@ use std::sync::{Arc, LazyLock};
 use self::rules::{Rules, Split};
 use self::sequence::{Period, Sequence};
 use super::registry::{Lookup, ServedGame, Sizes};
-use super::{display_setup_error, FieldPath, Game, GameTag, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
+use super::{
+    display_setup_error, Budget, FieldPath, Game, GameTag, Interrupted, Memo, MoveSet, Nimber, SearchContext,
+    SetupError, MAX_MEMO_BYTES,
+};
 use crate::proto;
 use crate::random::SplitMix;
 
@@ -34,7 +38,8 @@ pub const MAX_HEAPS: usize = 10_000;
 /// holds at least 32 rule sets computed that far.
 pub const DEFAULT_MAX_HEAP_COMPUTE: u64 = 1 << 20;
 /// The most `--max-heap-compute` may be: 2^22 heaps, whose values (2 bytes a heap, 4 once a value
-/// passes 65 535) fit in the longest bytes the store keeps ([`crate::cache::MAX_BYTES_VALUE`]).
+/// passes 65 535) fit in the longest bytes a memo keeps ([`MAX_MEMO_BYTES`]), with the encoding's
+/// header past them cut off ([`Sequence::encode_within`]).
 pub const MOST_MAX_HEAP_COMPUTE: u64 = 1 << 22;
 
 /// The largest heap whose value is computed, set once at startup ([`set_max_heap_compute`]).
@@ -103,8 +108,8 @@ impl SetupError for HeapsError {
             HeapsError::NoRules => "is required: set code, subtraction or nim".into(),
             HeapsError::BadCode { code, at, why } => {
                 let shown =
-                    code.get(*at..).and_then(|rest| rest.chars().next()).map_or("end".into(), |c| format!("'{c}'"));
-                format!("{code:?}: character {at} ({shown}) {why}")
+                    code.get(*at..).and_then(|rest| rest.chars().next()).map_or("end".into(), |c| format!("{c:?}"));
+                format!("{}: character {at} ({shown}) {why}", crate::quote::quoted(code))
             }
             HeapsError::SubtractionSetTooLarge(count) => {
                 format!("has {count} numbers; the limit is {}", rules::MAX_SUBTRACTION_SET)
@@ -187,6 +192,30 @@ impl quick_cache::Weighter<Rules, Arc<Sequence>> for SequenceWeight {
     }
 }
 
+/// Keeps `sequence` (computed elsewhere than a solve: a heapSequence job) where solves look for the
+/// values of its rules: the process's cache and the memo, unless they hold as much already; so that
+/// a solve answers every heap the job computed, and past its proven period.
+pub fn remember(sequence: &Sequence, memo: &dyn Memo) {
+    let rules = sequence.rules();
+    let known = |held: &Sequence| (held.period().is_some(), held.computed());
+    if in_process(rules).is_some_and(|held| known(&held) >= known(sequence)) {
+        return;
+    }
+    let sequence = Arc::new(sequence.clone());
+    SEQUENCES.insert(rules.clone(), sequence.clone());
+    let bytes = sequence.encode_within(MAX_MEMO_BYTES);
+    memo.put_bytes(GameTag::Heaps, &rules.canonical_bytes(), &bytes, sequence.computed());
+}
+
+/// The values of `rules` this process holds: from the cache, or at once for Nim (G(n) = n, proven).
+fn in_process(rules: &Rules) -> Option<Arc<Sequence>> {
+    SEQUENCES.get(rules).or_else(|| {
+        let nim = rules.is_nim().then(|| Arc::new(Sequence::new(rules.clone())))?;
+        SEQUENCES.insert(rules.clone(), nim.clone());
+        Some(nim)
+    })
+}
+
 impl Heaps {
     /// The position of these heaps under `rules`.
     fn new(given: Given, rules: Rules, heaps: Vec<u64>) -> Result<Self, HeapsError> {
@@ -209,7 +238,7 @@ impl Heaps {
     /// [`Interrupted::PastComputeLimit`], at once where the rules admit no proof. Reads the memo:
     /// never call it on the async runtime (see [`ServedGame::is_cheap`]).
     fn sequence(&self, largest: u64, context: &mut SearchContext) -> Result<Arc<Sequence>, Interrupted> {
-        let cached = SEQUENCES.get(&*self.rules).unwrap_or_else(|| Arc::new(Sequence::new((*self.rules).clone())));
+        let cached = in_process(&self.rules).unwrap_or_else(|| Arc::new(Sequence::new((*self.rules).clone())));
         // Known in this process (Nim at once): nothing to read or store.
         if cached.value(largest).is_some() {
             return Ok(cached);
@@ -238,7 +267,7 @@ impl Heaps {
             context.stats.positions_computed += longer.computed().saturating_sub(before);
         }
         if stored_state != Some(state(&longer)) && longer.computed() > 1 {
-            context.memo.put_bytes(GameTag::Heaps, &key, &longer.encode(), longer.computed());
+            context.memo.put_bytes(GameTag::Heaps, &key, &longer.encode_within(MAX_MEMO_BYTES), longer.computed());
         }
         let longer = Arc::new(longer);
         SEQUENCES.insert((*self.rules).clone(), longer.clone());
@@ -251,7 +280,7 @@ impl Heaps {
 
     /// The values of the rules if they are known for every heap, without computing.
     fn known_sequence(&self) -> Option<Arc<Sequence>> {
-        let sequence = SEQUENCES.get(&*self.rules)?;
+        let sequence = in_process(&self.rules)?;
         sequence.value(self.largest()).map(|_| sequence)
     }
 
@@ -275,64 +304,30 @@ impl Heaps {
         self.heaps.iter().fold(0, |total, &heap| total ^ Self::value_of(sequence, heap))
     }
 
-    /// The moves from heap `index` of `size`.
-    fn heap_moves(&self, index: usize, size: u64) -> MoveSet<HeapMove> {
-        let mut moves = MoveSet::empty();
-        let one = move |take: u64, left: &[u64]| HeapMove::new(index, take, left);
-        for (take, digit) in self.rules.digits_up_to(size.min(self.listed_limit())) {
-            let rest = size - take;
-            if digit.may_leave(0) && rest == 0 {
-                moves.push_listed(vec![one(take, &[])]);
-            }
-            if digit.may_leave(1) && rest > 0 {
-                moves.push_listed(vec![one(take, &[rest])]);
-            }
-            if digit.may_leave(2) && rest >= 2 {
-                let (first, count) = pair_range(rest, digit.split());
-                moves.push(u128::from(count), move |i| {
-                    let a = first + i as u64;
-                    one(take, &[a, rest - a])
-                });
-            }
-            if digit.may_leave(3) && rest >= 3 {
-                moves.push_listed(triples(rest).map(|(a, b, c)| one(take, &[a, b, c])).collect());
-            }
+    /// The moves to a position of value `target` from heap number `index` of `size` tokens, the
+    /// other heaps' values adding up to `total` with its own: those whose heaps left are worth
+    /// `wanted` together. A large heap under a proven period by residues
+    /// ([`Heaps::large_heap_moves_to`]), any other by scanning its groups of moves; a set takes a
+    /// few bytes per thousand moves of the heap, never a list of them.
+    fn heap_moves_to(
+        &self,
+        index: usize,
+        size: u64,
+        wanted: Nimber,
+        sequence: &Arc<Sequence>,
+        budget: &Budget,
+    ) -> Result<MoveSet<HeapMove>, Interrupted> {
+        let groups = moves::groups(&self.rules, index, size);
+        let count: u128 = groups.iter().map(|group| group.len()).sum();
+        if count > 4096 && sequence.period().is_some() {
+            return self.large_heap_moves_to(index, size, wanted, sequence, budget);
         }
-        // A repeated digit takes any number from its start: one group, not one per number.
-        if let Some((start, digit)) = self.rules.tail_digit() {
-            if size >= start {
-                if digit.may_leave(1) && size > start {
-                    moves.push(u128::from(size - start), move |i| {
-                        let take = start + i as u64;
-                        one(take, &[size - take])
-                    });
-                }
-                if digit.may_leave(0) {
-                    moves.push_listed(vec![one(size, &[])]);
-                }
-            }
+        let mut found = MoveSet::empty();
+        for group in groups {
+            found.append(moves::reaching(group, sequence, wanted, budget)?);
         }
-        moves
+        Ok(found)
     }
-
-    /// The largest number of tokens taken by a listed (not repeated) digit.
-    fn listed_limit(&self) -> u64 {
-        self.rules.tail_digit().map_or(u64::MAX, |(from, _)| from - 1)
-    }
-}
-
-/// The smaller heaps of the two-heap splits of `rest` that `split` allows, as (first, count).
-fn pair_range(rest: u64, split: Split) -> (u64, u64) {
-    match split {
-        Split::Any => (1, rest / 2),
-        Split::Unequal => (1, (rest - 1) / 2),
-        Split::Equal => (rest / 2, u64::from(rest.is_multiple_of(2))),
-    }
-}
-
-/// The three-heap splits a ≤ b ≤ c of `rest`, ascending.
-fn triples(rest: u64) -> impl Iterator<Item = (u64, u64, u64)> {
-    (1..=rest / 3).flat_map(move |a| (a..=(rest - a) / 2).map(move |b| (a, b, rest - a - b)))
 }
 
 impl Game for Heaps {
@@ -344,11 +339,8 @@ impl Game for Heaps {
     }
 
     fn moves(&self) -> MoveSet<HeapMove> {
-        let mut moves = MoveSet::empty();
-        for (index, &size) in self.heaps.iter().enumerate() {
-            moves.append(self.heap_moves(index, size));
-        }
-        moves
+        let groups = self.heaps.iter().enumerate().flat_map(|(index, &size)| moves::groups(&self.rules, index, size));
+        moves::move_set(groups.collect())
     }
 
     fn is_legal(&self, mv: &HeapMove) -> bool {
@@ -379,32 +371,43 @@ impl Game for Heaps {
     }
 
     /// By the values of the options, never by evaluating positions: a heap's options to the value
-    /// its heap must take, with splits of a large heap found by the period's residues.
+    /// its heap must take (by residues under a proven period, else by scanning), checking the budget
+    /// as it goes.
     fn moves_to(&self, target: Nimber, context: &mut SearchContext) -> Result<MoveSet<HeapMove>, Interrupted> {
         let sequence = self.sequence_for_heaps(context)?;
-        let value = |heap: u64| Self::value_of(&sequence, heap);
         let total = self.total(&sequence);
         let mut moves = MoveSet::empty();
         for (index, &size) in self.heaps.iter().enumerate() {
-            let wanted = total ^ value(size) ^ target;
-            let all = self.heap_moves(index, size);
-            // Small sets are filtered one by one; a large one's splits by residues.
-            if all.len() <= 4096 || sequence.period().is_none() {
-                let mut found = Vec::new();
-                for (checked, mv) in all.iter().enumerate() {
-                    if checked % 4096 == 0 {
-                        context.budget.check()?;
-                    }
-                    if mv.left().iter().fold(0, |sum, &heap| sum ^ value(heap)) == wanted {
-                        found.push(mv);
-                    }
-                }
-                moves.push_listed(found);
-            } else {
-                moves.append(self.large_heap_moves_to(index, size, wanted, &sequence));
-            }
+            context.budget.check()?;
+            let wanted = total ^ Self::value_of(&sequence, size) ^ target;
+            moves.append(self.heap_moves_to(index, size, wanted, &sequence, &context.budget)?);
         }
         Ok(moves)
+    }
+
+    /// The first of [`Game::moves_to`], found heap by heap, each heap's moves looked at only until
+    /// the first that reaches the value.
+    fn first_move_to(&self, target: Nimber, context: &mut SearchContext) -> Result<Option<HeapMove>, Interrupted> {
+        let sequence = self.sequence_for_heaps(context)?;
+        let total = self.total(&sequence);
+        for (index, &size) in self.heaps.iter().enumerate() {
+            context.budget.check()?;
+            let wanted = total ^ Self::value_of(&sequence, size) ^ target;
+            let groups = moves::groups(&self.rules, index, size);
+            if groups.iter().map(|group| group.len()).sum::<u128>() > 4096 && sequence.period().is_some() {
+                let found = self.large_heap_moves_to(index, size, wanted, &sequence, &context.budget)?;
+                if let Some(first) = found.get(0) {
+                    return Ok(Some(first));
+                }
+                continue;
+            }
+            for group in groups {
+                if let Some(first) = moves::first_reaching(group, &sequence, wanted, &context.budget)? {
+                    return Ok(Some(first));
+                }
+            }
+        }
+        Ok(None)
     }
 }
 
@@ -413,15 +416,25 @@ impl Heaps {
     /// (so no split is constrained and none leaves three heaps). The heaps a move leaves whole are
     /// checked one by one; for splits `a + b = rest` with `a` past the preperiod n0, G(a) and G(b)
     /// depend only on `a`'s residue modulo the period p (b ≥ rest/2 ≥ n0 too), so the matching
-    /// `a` are the residues that match, repeated every p: one group, indexed arithmetically. Cost:
-    /// O(digits × (n0 + p)), whatever the heap.
-    fn large_heap_moves_to(&self, index: usize, size: u64, wanted: Nimber, sequence: &Sequence) -> MoveSet<HeapMove> {
+    /// `a` are the residues that match, repeated every p: one group, indexed arithmetically over the
+    /// residues of the first lap ([`moves::Reaching`]). Cost: O(digits × (n0 + p)), whatever the
+    /// heap, checking `budget` every few thousand splits; memory: a few bytes per thousand splits.
+    fn large_heap_moves_to(
+        &self,
+        index: usize,
+        size: u64,
+        wanted: Nimber,
+        sequence: &Arc<Sequence>,
+        budget: &Budget,
+    ) -> Result<MoveSet<HeapMove>, Interrupted> {
         let period = sequence.period().expect("called under a proven period");
         let (n0, p) = (period.preperiod.max(1), period.period);
         let value = |heap: u64| Self::value_of(sequence, heap);
         let one = move |take: u64, left: &[u64]| HeapMove::new(index, take, left);
+        let listed_limit = self.rules.tail_digit().map_or(u64::MAX, |(from, _)| from - 1);
         let mut moves = MoveSet::empty();
-        for (take, digit) in self.rules.digits_up_to(size.min(self.listed_limit())) {
+        for (take, digit) in self.rules.digits_up_to(size.min(listed_limit)) {
+            budget.check()?;
             let rest = size - take;
             if digit.may_leave(0) && rest == 0 && wanted == 0 {
                 moves.push_listed(vec![one(take, &[])]);
@@ -433,29 +446,24 @@ impl Heaps {
                 continue;
             }
             let half = rest / 2;
+            let pairs = |first: u64, count: u64| moves::pairs(index, size, take, first, count);
             if half < n0 + p {
-                let found: Vec<HeapMove> = (1..=half)
-                    .filter(|&a| value(a) ^ value(rest - a) == wanted)
-                    .map(|a| one(take, &[a, rest - a]))
-                    .collect();
-                moves.push_listed(found);
+                moves.append(moves::reaching(pairs(1, half), sequence, wanted, budget)?);
                 continue;
             }
-            let early: Vec<HeapMove> =
-                (1..n0).filter(|&a| value(a) ^ value(rest - a) == wanted).map(|a| one(take, &[a, rest - a])).collect();
-            moves.push_listed(early);
-            let residues: Vec<u64> = (0..p).filter(|&r| value(n0 + r) ^ value(rest - n0 - r) == wanted).collect();
-            if residues.is_empty() {
+            moves.append(moves::reaching(pairs(1, n0 - 1), sequence, wanted, budget)?);
+            let lap = Arc::new(moves::Reaching::scan(pairs(n0, p), sequence.clone(), wanted, budget)?);
+            let per_lap = u128::from(lap.count());
+            if per_lap == 0 {
                 continue;
             }
             let span = half - n0 + 1;
             let (laps, remainder) = (span / p, span % p);
-            let partial = residues.iter().filter(|&&r| r < remainder).count() as u64;
-            let count = u128::from(laps) * residues.len() as u128 + u128::from(partial);
-            let per_lap = residues.len() as u128;
+            let count = u128::from(laps) * per_lap + u128::from(lap.count_before(u128::from(remainder)));
             moves.push(count, move |i| {
-                let a = n0 + residues[(i % per_lap) as usize] + (i / per_lap) as u64 * p;
-                one(take, &[a, rest - a])
+                let shift = (i / per_lap) as u64 * p;
+                let first = lap.get((i % per_lap) as u64);
+                one(take, &[first.leave[0] + shift, first.leave[1] - shift])
             });
         }
         if let Some((start, digit)) = self.rules.tail_digit() {
@@ -471,7 +479,7 @@ impl Heaps {
                 moves.push_listed(vec![one(size, &[])]);
             }
         }
-        moves
+        Ok(moves)
     }
 }
 
@@ -560,7 +568,7 @@ impl ServedGame for Heaps {
     /// the theorem's condition was checked), or computed below a heap; nothing before any is.
     fn evidence(&self) -> Vec<proto::HeapValues> {
         use proto::heap_values::Known;
-        let Some(sequence) = SEQUENCES.get(&*self.rules) else { return Vec::new() };
+        let Some(sequence) = in_process(&self.rules) else { return Vec::new() };
         let known = match sequence.period() {
             Some(period) => Known::Proven(period.into()),
             None => Known::Computed(proto::ComputedValues { up_to: sequence.computed() }),

@@ -139,7 +139,20 @@ impl Rules {
             false => set.iter().map(|&k| (k, Digit::TAKE)).collect(),
             true => (1..=last).filter(|k| set.binary_search(k).is_err()).map(|k| (k, Digit::TAKE)).collect(),
         };
-        Ok(Rules { digits, tail: all_but.then_some((last + 1, Digit::TAKE)) })
+        Ok(Rules::canonical(digits, all_but.then_some((last + 1, Digit::TAKE))))
+    }
+
+    /// The rules of these digits, in canonical form: listed digits equal to the repeated one and
+    /// just before it are part of it (`0.3[3]` is `0.[3]`, Nim).
+    fn canonical(mut digits: Vec<(u64, Digit)>, mut tail: Option<(u64, Digit)>) -> Self {
+        while let (Some(&(take, digit)), Some((from, repeated))) = (digits.last(), tail) {
+            if take + 1 != from || digit != repeated {
+                break;
+            }
+            digits.pop();
+            tail = Some((take, repeated));
+        }
+        Rules { digits, tail }
     }
 
     /// The rules of a take-and-break code (see the module's syntax).
@@ -165,7 +178,7 @@ impl Rules {
         let listed = std::iter::once(d0).chain(after.iter().copied());
         let digits = listed.zip(0u64..).filter(|(digit, _)| digit.heaps != 0).map(|(digit, k)| (k, digit)).collect();
         let tail = repeated.filter(|digit| digit.heaps != 0).map(|digit| (after.len() as u64 + 1, digit));
-        Ok(Rules { digits, tail })
+        Ok(Rules::canonical(digits, tail))
     }
 
     /// The digits that apply to a heap of `n`: every `(k, d_k)` with `k ≤ n`, ascending.

@@ -190,6 +190,14 @@ impl Moves {
 /// How many splits of one class are scanned before the other class's turn.
 const SCAN_RUN: usize = 256;
 
+/// How many options the heaps computed between two looks at the budget may look at: about ten to a
+/// hundred microseconds of work.
+const CHECK_EVERY_OPTIONS: u64 = 1 << 16;
+
+/// A split into three heaps checks the budget every row `a` of its splits `a ≤ b ≤ c` once the heap
+/// is this large (a row is then up to half the heap's options).
+const LONG_ROW: usize = 4096;
+
 /// The splitting moves that take an even, or an odd, number of tokens, and the rare/common split
 /// of the sparse-space method for them (see the module).
 #[derive(Clone, Debug, Default)]
@@ -409,8 +417,9 @@ impl Mex {
         }
     }
 
-    /// The value of heap `values.len()`, the mex of its options.
-    fn next<C: Cell>(&mut self, values: &[C]) -> u32 {
+    /// The value of heap `values.len()`, the mex of its options, and how many options were looked
+    /// at (the work it took); stops with `Err` when `budget` ends within a long heap.
+    fn next<C: Cell>(&mut self, values: &[C], budget: &Budget) -> Result<(u32, u64), Interrupted> {
         let n = values.len();
         if let Some((start, digit)) = self.moves.tail {
             if digit.may_leave(1) {
@@ -425,20 +434,28 @@ impl Mex {
         // held in a register rather than marked in memory one store after another.
         if words == 1 {
             let mut seen = 0u64;
-            return self.mex_of_options(values, &mut seen);
+            return self.mex_of_options(values, &mut seen, budget);
         }
         let mut seen = std::mem::take(&mut self.seen);
         seen[..words].fill(0);
-        let value = self.mex_of_options(values, &mut &mut seen[..words]);
+        let found = self.mex_of_options(values, &mut &mut seen[..words], budget);
         self.seen = seen;
-        value
+        found
     }
 
-    /// The mex of heap `values.len()`'s options, marked in `seen` (empty).
+    /// The mex of heap `values.len()`'s options, marked in `seen` (empty), and how many options
+    /// were looked at. A split into three heaps looks at ~n²/12 options: the budget is checked
+    /// every row of them once a row is long.
     #[inline(always)]
-    fn mex_of_options<C: Cell, S: Marks>(&self, values: &[C], seen: &mut S) -> u32 {
+    fn mex_of_options<C: Cell, S: Marks>(
+        &self,
+        values: &[C],
+        seen: &mut S,
+        budget: &Budget,
+    ) -> Result<(u32, u64), Interrupted> {
         let n = values.len();
         let at = |heap: usize| values[heap].value();
+        let mut looked = (self.moves.whole.len() + self.moves.one.len()) as u64 + 1;
         for &take in &self.moves.whole {
             if n == take {
                 seen.mark(0);
@@ -460,9 +477,13 @@ impl Mex {
         for &take in &self.moves.three {
             let Some(rest) = n.checked_sub(take) else { continue };
             for a in 1..=rest / 3 {
+                if rest >= LONG_ROW {
+                    budget.check()?;
+                }
                 for b in a..=(rest - a) / 2 {
                     seen.mark(at(a) ^ at(b) ^ at(rest - a - b));
                 }
+                looked += ((rest - a) / 2 + 1 - a) as u64;
             }
         }
         for &(take, split) in &self.moves.two {
@@ -478,9 +499,10 @@ impl Mex {
                     for (a, b) in values[1..=half].iter().zip(values[rest - half..rest].iter().rev()) {
                         seen.mark(a.value() ^ b.value());
                     }
+                    looked += half as u64;
                 }
             }
-            return seen.first_clear();
+            return Ok((seen.first_clear(), looked));
         }
         // 1. Every split with a rare heap.
         for class in &self.classes {
@@ -491,6 +513,7 @@ impl Mex {
                     if a >= rest {
                         break;
                     }
+                    looked += 1;
                     if split == Split::Unequal && 2 * a == rest {
                         continue;
                     }
@@ -507,7 +530,7 @@ impl Mex {
             let pending = |c: usize| !scanned[c] && self.classes[c].may_reach(candidate, n);
             let pending = [pending(0), pending(1)];
             if !pending[0] && !pending[1] {
-                return candidate;
+                return Ok((candidate, looked));
             }
             // Round robin in short runs: a hit in either class moves the candidate on.
             let mut hit = false;
@@ -532,6 +555,7 @@ impl Mex {
                         });
                         hit = found.is_some();
                         let scanned = found.map_or(end + 1 - *a, |at| at + 1);
+                        looked += scanned as u64;
                         *a += scanned;
                         budget -= scanned;
                     }
@@ -553,17 +577,23 @@ impl Mex {
         }
     }
 
-    /// Computes the values of heaps `values.len()..stop`, checking `budget` now and then. `Ok(false)`
-    /// when a value does not fit in `C` (its heap not computed).
+    /// Computes the values of heaps `values.len()..stop`, checking `budget` whenever the heaps since
+    /// the last check looked at [`CHECK_EVERY_OPTIONS`] options (a few tens of microseconds, however
+    /// costly the rules' heaps). `Ok(false)` when a value does not fit in `C` (its heap not computed).
     fn extend<C: Cell>(&mut self, values: &mut Vec<C>, stop: usize, budget: &Budget) -> Result<bool, Interrupted> {
         values.reserve(stop.saturating_sub(values.len()));
+        let mut looked = CHECK_EVERY_OPTIONS;
         while values.len() < stop {
             let n = values.len();
-            if n.is_multiple_of(128) {
+            if looked >= CHECK_EVERY_OPTIONS {
                 budget.check()?;
+                looked = 0;
+            }
+            if n.is_multiple_of(128) {
                 self.choose(values);
             }
-            let value = self.next(values);
+            let (value, options) = self.next(values, budget)?;
+            looked += options;
             let Some(cell) = C::of(value) else { return Ok(false) };
             values.push(cell);
             self.record(n, value);
@@ -572,21 +602,43 @@ impl Mex {
     }
 }
 
+/// How far each shift of `items`' end repeats it, read backwards: `repeats[p]` is the largest `k`
+/// with `items[len − 1 − i] = items[len − 1 − i − p]` for every `i < k` (`repeats[0]` is `len`). The
+/// Z-algorithm (Gusfield, *Algorithms on Strings, Trees and Sequences*, 1997, §1.4) on `items`
+/// reversed: O(len) in all, where looking at each shift alone costs O(len²) (a period search of
+/// the subtraction game {65536} took 12 s that way).
+fn backward_repeats<T: PartialEq>(items: &[T]) -> Vec<u32> {
+    let len = items.len();
+    let at = |i: usize| &items[len - 1 - i];
+    let mut repeats = vec![0u32; len];
+    if len == 0 {
+        return repeats;
+    }
+    repeats[0] = len as u32;
+    // [left, right): the rightmost window found so far that repeats the start.
+    let (mut left, mut right) = (0usize, 0usize);
+    for p in 1..len {
+        let mut k = if p < right { (repeats[p - left] as usize).min(right - p) } else { 0 };
+        while p + k < len && at(k) == at(p + k) {
+            k += 1;
+        }
+        repeats[p] = k as u32;
+        if p + k > right {
+            (left, right) = (p, p + k);
+        }
+    }
+    repeats
+}
+
 /// The smallest period the theorem proves on `values` (see the module), for rules that take at most
-/// `most_taken` tokens and split (`splits`) or not.
+/// `most_taken` tokens and split (`splits`) or not. For each period p the computed values repeat
+/// from heap `len − p − repeats[p]` on ([`backward_repeats`]), which is its preperiod n0; the theorem
+/// proves it once the values reach `checked_to + p`. O(len).
 fn proven_period<C: Cell>(values: &[C], most_taken: u64, splits: bool) -> Option<Period> {
     let len = values.len() as u64;
-    let &last = values.last()?;
-    // Only a period p with G(len - 1 - p) = G(len - 1) can hold to the end: those are found first,
-    // by a tight scan back from the end.
-    let window = &values[values.len() - 1 - values.len() / 2..values.len() - 1];
-    let mut periods = window.iter().rev().zip(1..).filter(move |&(&cell, _)| cell == last).map(|(_, period)| period);
-    periods.find_map(|period| {
-        // The first heap from which the computed values repeat with this period.
-        let mut preperiod = len - period;
-        while preperiod > 0 && values[(preperiod - 1) as usize] == values[(preperiod - 1 + period) as usize] {
-            preperiod -= 1;
-        }
+    let repeats = backward_repeats(values);
+    (1..len / 2 + 1).find_map(|period| {
+        let preperiod = len - period - u64::from(repeats[period as usize]);
         let checked_to = match splits {
             true => 2 * preperiod + period + most_taken + 1,
             false => preperiod + most_taken + 1,
@@ -689,22 +741,23 @@ impl Sequence {
     /// The period the computed values show, proven or not: the proven one, else the smallest `p`
     /// (at most a quarter of the heaps computed) with which the second half of the values repeats,
     /// each lap adding the same saltus; `preperiod` is the heap from which it holds, `checked_to`
-    /// the heap below which it does.
+    /// the heap below which it does. G(n + p) − G(n) is the same s for every n ≥ n0 exactly when the
+    /// differences G(n + 1) − G(n) repeat with period p from n0 on, so the preperiods of every p
+    /// come from one pass over the differences (the Z-algorithm, as for a proven period): O(computed).
     pub fn candidate_period(&self) -> Option<Period> {
         if self.period.is_some() {
             return self.period;
         }
         let len = self.values.len();
         let at = |n: usize| i64::from(self.values.get(n).expect("computed"));
+        let steps: Vec<i64> = (1..len).map(|n| at(n) - at(n - 1)).collect();
+        let repeats = backward_repeats(&steps);
         (1..=len / 4).find_map(|period| {
             let saltus = at(len - 1) - at(len - 1 - period);
             if saltus < 0 {
                 return None;
             }
-            let mut preperiod = len - period;
-            while preperiod > 0 && at(preperiod - 1 + period) - at(preperiod - 1) == saltus {
-                preperiod -= 1;
-            }
+            let preperiod = len - 1 - period - repeats[period] as usize;
             (preperiod <= len / 2).then_some(Period {
                 preperiod: preperiod as u64,
                 period: period as u64,
@@ -758,16 +811,26 @@ impl Sequence {
 
     /// The sequence as bytes, for a memo: [`Sequence::decode`] reads them back.
     pub fn encode(&self) -> Vec<u8> {
+        self.encode_within(usize::MAX)
+    }
+
+    /// The sequence as at most `max_bytes` bytes (at least 44): its first values, as many as fit,
+    /// with the period when they reach a lap past its preperiod ([`Sequence::decode`] needs that).
+    pub fn encode_within(&self, max_bytes: usize) -> Vec<u8> {
+        const HEADER: usize = 2 + 5 * 8;
+        let width = self.values.bytes_per_value() as usize;
+        let kept = self.values.len().min(max_bytes.saturating_sub(HEADER) / width);
+        let period = self.period.filter(|period| period.preperiod + period.period <= kept as u64);
         let wide = matches!(self.values, Values::Wide(_));
-        let mut bytes = vec![2, u8::from(self.period.is_some()) | u8::from(wide) << 1];
-        let period = self.period.unwrap_or(Period { preperiod: 0, period: 0, saltus: 0, checked_to: 0 });
-        for number in [period.preperiod, period.period, period.saltus, period.checked_to, self.computed()] {
+        let mut bytes = Vec::with_capacity(HEADER + kept * width);
+        bytes.extend([2, u8::from(period.is_some()) | u8::from(wide) << 1]);
+        let period = period.unwrap_or(Period { preperiod: 0, period: 0, saltus: 0, checked_to: 0 });
+        for number in [period.preperiod, period.period, period.saltus, period.checked_to, kept as u64] {
             bytes.extend_from_slice(&number.to_le_bytes());
         }
-        bytes.reserve(self.values.len() * self.values.bytes_per_value() as usize);
         match &self.values {
-            Values::Narrow(cells) => cells.iter().for_each(|cell| bytes.extend_from_slice(&cell.to_le_bytes())),
-            Values::Wide(cells) => cells.iter().for_each(|cell| bytes.extend_from_slice(&cell.to_le_bytes())),
+            Values::Narrow(cells) => cells[..kept].iter().for_each(|cell| bytes.extend_from_slice(&cell.to_le_bytes())),
+            Values::Wide(cells) => cells[..kept].iter().for_each(|cell| bytes.extend_from_slice(&cell.to_le_bytes())),
         }
         bytes
     }

@@ -373,3 +373,96 @@ fn values_are_kept_in_the_memo_and_read_back() {
     let bytes = store.get_bytes(GameTag::Heaps, &rules.canonical_bytes()).unwrap();
     assert!(Sequence::decode(rules, &bytes).expect("overwritten").period().is_some());
 }
+
+/// Groups of moves too large to list (a split into two heaps of 60 000 tokens, three of 500, the
+/// residues of 0.16's period of 149 459 over several laps) give the same moves to each value as
+/// filtering every move by the values it leaves, in the same order; the first of them is
+/// `first_move_to`'s.
+#[test]
+fn large_groups_give_the_moves_that_filtering_finds() {
+    let mut context = SearchContext::in_memory();
+    let kayles_16 = sequence("0.16", 1 << 20).period().expect("0.16 is periodic (Flammenkamp: period 149 459)");
+    assert_eq!(kayles_16.period, 149_459);
+    let long = kayles_16.preperiod + 3 * kayles_16.period + 12_345;
+    for (code, size) in [("4!.0", 60_000), ("8.0", 500), ("0.16", long)] {
+        let position = heaps(code, vec![size, 5]);
+        let sequence = position.sequence_for_heaps(&mut context).unwrap();
+        let value = |heap: u64| sequence.value(heap).unwrap();
+        let total = position.total(&sequence);
+        let mut found = 0;
+        for target in [0, 1, 2, total ^ 1] {
+            let fast: Vec<HeapMove> = position.moves_to(target, &mut context).unwrap().iter().collect();
+            let slow: Vec<HeapMove> = position
+                .moves()
+                .iter()
+                .filter(|mv| {
+                    let others = position.heaps.iter().enumerate().filter(|&(i, _)| i != mv.heap);
+                    let rest = others.fold(0, |sum, (_, &heap)| sum ^ value(heap));
+                    mv.left().iter().fold(rest, |sum, &heap| sum ^ value(heap)) == target
+                })
+                .collect();
+            assert_eq!(fast, slow, "{code} heap {size} target {target}");
+            assert_eq!(position.first_move_to(target, &mut context).unwrap(), slow.first().copied());
+            found += fast.len();
+        }
+        assert!(found > 50, "{code} {size}: {found} moves");
+    }
+}
+
+/// A heap's moves are counted and indexed, never listed: the splits of a heap past anything that
+/// could be listed (about 2.8 × 10^37 splits into three heaps) are counted exactly and indexed at once.
+#[test]
+fn the_moves_of_any_heap_are_counted_without_listing_them() {
+    let position = heaps("8.0", vec![u64::MAX]);
+    let moves = position.moves();
+    let count = moves.len();
+    // The number of partitions of n into three positive parts is the integer nearest n²/12.
+    let n = u128::from(u64::MAX);
+    let nearest = (n * n + 6) / 12;
+    assert_eq!(count, nearest);
+    let last = moves.get(count - 1).unwrap();
+    assert_eq!(last.left(), [u64::MAX / 3; 3]);
+    assert!(position.is_legal(&moves.get(count / 2).unwrap()));
+}
+
+/// The period search is linear: the subtraction game {65 536} (G(n) = ⌊n / 65 536⌋ mod 2, period
+/// 131 072) has its period proven from the values, as a naive look at each shift finds it.
+#[test]
+fn long_periods_are_found_as_a_look_at_each_shift_finds_them() {
+    let rules = Rules::subtraction(&[65_536], false).unwrap();
+    let mut sequence = Sequence::new(rules);
+    sequence.extend_to(1 << 20, &Budget::unlimited()).unwrap();
+    let period = sequence.period().expect("proven");
+    assert_eq!((period.preperiod, period.period, period.saltus), (0, 131_072, 0));
+    for n in [0u64, 65_535, 65_536, 1 << 40, u64::MAX] {
+        assert_eq!(sequence.value(n), Some(n / 65_536 % 2), "{n}");
+    }
+    // The candidate period of an arithmetic-periodic game matches a look at each shift.
+    for (code, len) in [("0.3F", 900), ("4.007", 700), ("0.106", 3000)] {
+        let computed = self::sequence(code, len);
+        let values: Vec<i64> = (0..computed.computed()).map(|n| computed.value(n).unwrap() as i64).collect();
+        let len = values.len();
+        let naive = (1..=len / 4).find_map(|period| {
+            let saltus = values[len - 1] - values[len - 1 - period];
+            let mut preperiod = len - period;
+            while preperiod > 0 && values[preperiod - 1 + period] - values[preperiod - 1] == saltus {
+                preperiod -= 1;
+            }
+            (saltus >= 0 && preperiod <= len / 2).then_some((preperiod as u64, period as u64, saltus as u64))
+        });
+        let candidate = computed.candidate_period().map(|p| (p.preperiod, p.period, p.saltus));
+        assert_eq!(candidate, naive, "{code}");
+    }
+}
+
+/// Codes that are one rule set are one: a listed digit equal to the repeated one just after it is
+/// part of it, so `0.3[3]` is Nim and answers any heap.
+#[test]
+fn a_repeated_digit_takes_in_the_equal_digits_before_it() {
+    assert_eq!(Rules::code("0.3[3]").unwrap(), Rules::nim());
+    assert_eq!(Rules::code("0.33[3]").unwrap(), Rules::nim());
+    assert_ne!(Rules::code("0.30[3]").unwrap(), Rules::nim());
+    assert_eq!(Rules::code("0.23[3]").unwrap(), Rules::code("0.2[3]").unwrap());
+    let mut context = SearchContext::in_memory();
+    assert_eq!(heaps("0.3[3]", vec![u64::MAX, 5]).value(&mut context), Ok(u64::MAX ^ 5));
+}

@@ -283,17 +283,13 @@ impl RunnerState {
                 live.items_total.store(1, Ordering::Relaxed);
                 self.solve_parts(name, (&position, request.split_across_replicas), &mut context, &add_stats)?;
                 let value = position.value(&mut context)?;
-                Answer::Solve(convert::solve_response(value, context.stats, started.elapsed()))
+                Answer::Solve(convert::solve_response(&position, value, context.stats, started.elapsed()))
             }
             Job::BestMove(position) => {
                 live.items_total.store(1, Ordering::Relaxed);
                 self.solve_parts(name, (&position, request.split_across_replicas), &mut context, &add_stats)?;
                 let (value, best) = position.best_move(&mut context)?;
-                let best = best.map(|mv| {
-                    let after = position.play_unchecked(&mv);
-                    (mv, after)
-                });
-                Answer::BestMove(convert::best_move_response(value, best, context.stats, started.elapsed()))
+                Answer::BestMove(convert::best_move_response(&position, value, best, context.stats, started.elapsed()))
             }
             Job::Family(family) => {
                 let (rows, total_rows) = self.run_family(name, &family, &mut context, live, &add_stats)?;
@@ -380,7 +376,7 @@ impl RunnerState {
         // from their values.
         let saved = (0..).take_while(|index| recorded.contains(index)).count();
         let mut state = chain.start(&self.store.rows(name, 0, saved, usize::MAX)?);
-        let mut saved_rows = state.complete_rows();
+        let saved_rows = state.complete_rows();
         let show = |state: &ChainState| {
             live.items_total.store(state.items_total(), Ordering::Relaxed);
             live.items_done.store(state.items_done(), Ordering::Relaxed);
@@ -388,27 +384,10 @@ impl RunnerState {
         };
         show(&state);
         live.items_done_before_run.store(state.items_done(), Ordering::Relaxed);
-        let mut last_save = (Instant::now(), Duration::ZERO);
-        let mut last_show = Instant::now();
-        while !state.is_done() {
-            let stepped = state.step(budget);
-            if let Some(outgrown) = state.outgrew(self.config.job_bytes()) {
-                self.save_chain_rows(name, &state, saved_rows)?;
-                return Err(Stopped::Invalid(outgrown));
-            }
-            // The progress (its candidate period looks over every value) four times a second.
-            if last_show.elapsed() >= SHOW_EVERY || stepped.is_err() || state.is_done() {
-                show(&state);
-                last_show = Instant::now();
-            }
-            let (at, took) = last_save;
-            if stepped.is_err() || state.is_done() || at.elapsed() >= CHECKPOINT_EVERY.max(took * 10) {
-                let started = Instant::now();
-                saved_rows = self.save_chain_rows(name, &state, saved_rows)?;
-                last_save = (Instant::now(), started.elapsed());
-            }
-            stepped?;
-        }
+        let outcome = self.run_chain_steps(name, &mut state, budget, show, saved_rows);
+        // Whatever ended the run, the values it computed serve solves.
+        state.remember(&*self.memo);
+        outcome?;
         let total = state.rows();
         // The last row: a proven period may have shortened the table since it was saved whole.
         if total > 0 && !self.store.put_item(name, total - 1, &state.row(total - 1))? {
@@ -416,6 +395,40 @@ impl RunnerState {
         }
         live.items_total.store(state.items_done(), Ordering::Relaxed);
         Ok((state.answer(), self.store.rows(name, 0, INLINE_ROWS.min(total as usize), INLINE_ROWS_BYTES)?, total))
+    }
+
+    /// Steps `state` until it is done, showing its progress and saving its rows from `saved_rows`
+    /// on as [`Self::run_chain`] says.
+    fn run_chain_steps(
+        &self,
+        name: &str,
+        state: &mut ChainState,
+        budget: &Budget,
+        show: impl Fn(&ChainState),
+        mut saved_rows: u64,
+    ) -> Result<(), Stopped> {
+        let mut last_save = (Instant::now(), Duration::ZERO);
+        let mut last_show = Instant::now();
+        while !state.is_done() {
+            let stepped = state.step(budget);
+            if let Some(outgrown) = state.outgrew(self.config.job_bytes()) {
+                self.save_chain_rows(name, state, saved_rows)?;
+                return Err(Stopped::Invalid(outgrown));
+            }
+            // The progress (its candidate period looks over every value) four times a second.
+            if last_show.elapsed() >= SHOW_EVERY || stepped.is_err() || state.is_done() {
+                show(state);
+                last_show = Instant::now();
+            }
+            let (at, took) = last_save;
+            if stepped.is_err() || state.is_done() || at.elapsed() >= CHECKPOINT_EVERY.max(took * 10) {
+                let started = Instant::now();
+                saved_rows = self.save_chain_rows(name, state, saved_rows)?;
+                last_save = (Instant::now(), started.elapsed());
+            }
+            stepped?;
+        }
+        Ok(())
     }
 
     /// Saves the rows of `state` from row `from` on (they are the chain's checkpoint: a resumed run
