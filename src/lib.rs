@@ -14,6 +14,7 @@ pub mod limits;
 pub mod logging;
 pub mod metrics;
 pub mod page;
+pub mod quote;
 pub mod random;
 pub(crate) mod sync;
 /// Test support shared by tests, benchmarks and the load generator (not part of the service).

@@ -2,17 +2,53 @@
 //! AIP-158):
 //! - **Size.** 0 asks for the call's default, and more than its maximum gets the maximum
 //!   ([`page_size`]).
-//! - **Tokens** are opaque. A token is the hex of a version byte, a 64-bit fingerprint of the query
-//!   it continues, and where the next page starts. A token used with another query (a different
-//!   position, operation or filter) is INVALID_ARGUMENT, and so is anything this server did not
-//!   write. The fingerprint (FNV-1a) detects a token used with the wrong query; it is not a secret,
-//!   and it need not be one: a token only says where to start, in a query the request states in full.
+//! - **Tokens** are opaque and authenticated. A token is the hex of a version byte, where the next
+//!   page starts, and an HMAC-SHA-256 tag of both and of the query it continues, under this
+//!   process's key: the fleet's secret where one is set (so that any replica continues a listing
+//!   another began), else a random key drawn at start (a token then lasts as long as the process,
+//!   as AIP-158 allows). A token used with another query (a different position, operation or
+//!   filter), edited, or written by anyone but this server (or its fleet) is INVALID_ARGUMENT.
 
-use crate::grpc::calls::quoted;
 use crate::grpc::convert::InvalidArgument;
+use crate::quote::quoted;
+
+use std::sync::OnceLock;
+
+use ring::hmac;
 
 /// The version byte every token starts with.
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+
+/// The bytes of a token's tag.
+const TAG_BYTES: usize = 32;
+
+/// The key of the tokens' tags, set once ([`use_key`]) or drawn at random on first use.
+static KEY: OnceLock<hmac::Key> = OnceLock::new();
+
+/// Makes `key` the key of this process's page tokens (the fleet's: derived from its secret, so that
+/// every replica accepts every replica's tokens). Only before the first token: later calls, and
+/// calls after one, change nothing (tokens given stay valid).
+pub fn use_key(key: &[u8]) {
+    let _ = KEY.set(hmac::Key::new(hmac::HMAC_SHA256, key));
+}
+
+/// The key of this process's tokens.
+fn key() -> &'static hmac::Key {
+    KEY.get_or_init(|| {
+        let random = ring::rand::SystemRandom::new();
+        hmac::Key::generate(hmac::HMAC_SHA256, &random).expect("the system's random generator works")
+    })
+}
+
+/// What a token's tag authenticates: the version, the query's length and bytes, where it starts.
+fn signed(query: &[u8], start: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(9 + query.len() + start.len());
+    bytes.push(VERSION);
+    bytes.extend((query.len() as u64).to_be_bytes());
+    bytes.extend(query);
+    bytes.extend(start);
+    bytes
+}
 
 /// The size of a page: `requested`, or `default` when 0, and at most `max`.
 pub fn page_size(requested: usize, default: usize, max: usize) -> usize {
@@ -26,10 +62,11 @@ pub fn page_size(requested: usize, default: usize, max: usize) -> usize {
 /// The token of the page of `query` that starts at `start` (the call's own encoding of a
 /// position: a row, an offset, a name).
 pub fn token(query: &[u8], start: &[u8]) -> String {
-    let mut bytes = Vec::with_capacity(9 + start.len());
+    let tag = hmac::sign(key(), &signed(query, start));
+    let mut bytes = Vec::with_capacity(1 + start.len() + TAG_BYTES);
     bytes.push(VERSION);
-    bytes.extend(fingerprint(query).to_be_bytes());
     bytes.extend(start);
+    bytes.extend(tag.as_ref());
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
@@ -40,12 +77,12 @@ pub fn start(token: &str, query: &[u8]) -> Result<Option<Vec<u8>>, InvalidArgume
         return Ok(None);
     }
     let bytes = decode_hex(token).ok_or_else(|| not_given(token))?;
-    match bytes.split_first() {
-        Some((&VERSION, rest)) if rest.len() >= 8 && rest[..8] == fingerprint(query).to_be_bytes() => {
-            Ok(Some(rest[8..].to_vec()))
-        }
-        _ => Err(not_given(token)),
-    }
+    let Some((&VERSION, rest)) = bytes.split_first() else { return Err(not_given(token)) };
+    let Some((start, tag)) = rest.split_at_checked(rest.len().wrapping_sub(TAG_BYTES)) else {
+        return Err(not_given(token));
+    };
+    hmac::verify(key(), &signed(query, start), tag).map_err(|_| not_given(token))?;
+    Ok(Some(start.to_vec()))
 }
 
 /// INVALID_ARGUMENT on `page_token`: `token` is not one this server gave for this request.
@@ -62,11 +99,6 @@ pub fn start_number<const N: usize>(token: &str, query: &[u8]) -> Result<Option<
         None => Ok(None),
         Some(bytes) => bytes.try_into().map(Some).map_err(|_| not_given(token)),
     }
-}
-
-/// FNV-1a, 64 bits.
-fn fingerprint(query: &[u8]) -> u64 {
-    query.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// The bytes of lower-case hex (as [`token`] writes it), or none.
@@ -91,6 +123,25 @@ mod tests {
             assert!(start(garbage, b"query a").is_err(), "{garbage:?}");
         }
         assert!(start_number::<16>(&token, b"query a").is_err(), "a start of another length");
+    }
+
+    /// A token whose start was edited, or whose tag was written without this process's key, is
+    /// refused: only starts this server gave are taken.
+    #[test]
+    fn an_edited_or_forged_token_is_refused() {
+        let given = token(b"rows of job 7", &30u64.to_be_bytes());
+        let mut edited = given.clone().into_bytes();
+        // The start's last byte, 30 (0x1e), made 0x1f: a row never offered.
+        assert_eq!(&edited[16..18], b"1e");
+        edited[17] = b'f';
+        assert!(start(&String::from_utf8(edited).unwrap(), b"rows of job 7").is_err());
+        let forged_tag = hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, b"another key"), &signed(b"q", b"7"));
+        let forged: String =
+            [&[VERSION], &b"7"[..], forged_tag.as_ref()].concat().iter().map(|byte| format!("{byte:02x}")).collect();
+        assert!(start(&forged, b"q").is_err());
+        assert_eq!(start(&token(b"q", b"7"), b"q").unwrap(), Some(b"7".to_vec()));
+        let no_tag = format!("{VERSION:02x}{}", "07");
+        assert!(start(&no_tag, b"q").is_err());
     }
 
     #[test]

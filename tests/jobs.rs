@@ -208,6 +208,25 @@ async fn cancel_ends_the_operation_with_cancelled_and_frees_the_cpu() {
     assert_eq!(status.code(), Code::NotFound);
 }
 
+/// DeleteOperation right after CancelOperation, while the cancelled run is still stopping (a few
+/// milliseconds), waits for it to stop and deletes the operation, as AIP-151 allows, rather than
+/// answering FAILED_PRECONDITION; a job nobody cancelled is still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_right_after_cancel_waits_for_the_cancel_to_land() {
+    let server = TestServer::builder().start();
+    let mut solver = server.client().await;
+    let mut client = operations(&server).await;
+    let name = solver.explore(ten_by_ten_solve()).await.unwrap().into_inner().name;
+    wait_running(&mut client, &name).await;
+    let running = client.delete_operation(lro::DeleteOperationRequest { name: name.clone() }).await.unwrap_err();
+    assert_eq!(running.code(), Code::FailedPrecondition, "{running:?}");
+    client.cancel_operation(lro::CancelOperationRequest { name: name.clone() }).await.unwrap();
+    client.delete_operation(lro::DeleteOperationRequest { name: name.clone() }).await.unwrap();
+    let status = client.get_operation(lro::GetOperationRequest { name }).await.unwrap_err();
+    assert_eq!(status.code(), Code::NotFound);
+    assert_idle(server.pid());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_resumes_its_jobs_without_recomputing_finished_items() {
     let data = tempfile::tempdir().unwrap();
@@ -514,7 +533,13 @@ async fn a_page_token_the_server_did_not_give_is_an_invalid_argument() {
     let mut flipped = token.clone().into_bytes();
     flipped[5] = if flipped[5] == b'0' { b'1' } else { b'0' };
     let flipped = String::from_utf8(flipped).unwrap();
-    for forged in ["+2", "02", " 2", "2 ", "-0", "0x2", "10", &token.to_uppercase(), &flipped, &format!("{token}00")] {
+    // The row the token starts at (2, in its bytes) edited to 3, a row never offered: a token is
+    // authenticated, not merely parsed.
+    let at = token.find("0000000000000002").expect("the token holds its start, row 2");
+    let edited = format!("{}3{}", &token[..at + 15], &token[at + 16..]);
+    for forged in
+        ["+2", "02", " 2", "2 ", "-0", "0x2", "10", &token.to_uppercase(), &flipped, &format!("{token}00"), &edited]
+    {
         let status = solver.list_explore_rows(page(&name, forged)).await.unwrap_err();
         assert_eq!(status.code(), Code::InvalidArgument, "{forged:?}: {status:?}");
         assert!(status.message().contains("page_token"), "{forged:?}: {}", status.message());

@@ -288,7 +288,7 @@ fn seed_body(random: &mut SplitMix) -> Vec<u8> {
                 2 => "garbage".into(),
                 _ => String::new(),
             };
-            proto::AnalyzeRequest { position, limit, page_token }.encode_to_vec()
+            proto::AnalyzeRequest { position, limit, page_token, skip: 0 }.encode_to_vec()
         }
     }
 }
@@ -633,7 +633,7 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
             for (offset, limit) in pages.into_iter().flatten() {
                 let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
                 let Ok(analysis) = analysis::analyze(&domain, offset, limit, &mut solver) else { return Ok(()) };
-                let _ = nimber::grpc::convert::analysis_to_proto(&analysis, &query, proto::Stats::default());
+                let _ = nimber::grpc::convert::analysis_to_proto(&domain, &analysis, &query, proto::Stats::default());
                 if analysis.value != value {
                     return Err(format!("analyze says {:?}, value says {value:?}", analysis.value));
                 }
@@ -1039,4 +1039,37 @@ async fn long_input_is_repeated_short_in_every_message() {
         }
     }
     assert!(failures.is_empty(), "answers to long input:\n{}", failures.join("\n"));
+}
+
+/// A long invalid code reaches a C-core client (Python's grpcio, installed by the test command) as
+/// INVALID_ARGUMENT: the code is quoted short in the message and in the BadRequest detail. Repeated
+/// whole, an 8 000-digit code made a detail of 16 kB, and grpcio failed with RESOURCE_EXHAUSTED
+/// (its limit on metadata is 8 to 16 KiB) instead of the answer.
+#[test]
+fn a_long_invalid_code_reaches_a_c_core_client_as_invalid_argument() {
+    let server = TestServer::builder().start();
+    let code = format!("0.{}", "7".repeat(8000));
+    let rules = Some(proto::heaps::Rules::Code(code));
+    let position = proto::Position { game: Some(P::Heaps(proto::Heaps { rules, heaps: vec![1] })) };
+    let request = proto::SolveRequest { position: Some(position), id: String::new() }.encode_to_vec();
+    let script = format!(
+        "source scripts/lib.sh && use_tools && python tests/fixtures/grpcio_call.py {} /nimber.v1.Solver/Solve {}",
+        server.address(),
+        hex(&request)
+    );
+    let output = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "grpcio failed: {}", String::from_utf8_lossy(&output.stderr));
+    let mut lines = stdout.lines();
+    let first: Vec<&str> = lines.next().unwrap_or_default().split(' ').collect();
+    assert_eq!(first[0], "INVALID_ARGUMENT", "{stdout}");
+    let (message_bytes, details_bytes): (usize, usize) = (first[1].parse().unwrap(), first[2].parse().unwrap());
+    assert!(message_bytes < 512 && details_bytes > 0 && details_bytes < 1024, "{stdout}");
+    let message = lines.next().unwrap_or_default();
+    assert!(message.starts_with("heaps.code \"0.777"), "{message}");
+    assert!(message.contains("… (8002 bytes): character 34 ('7') is past the limit of 32 digits"), "{message}");
 }

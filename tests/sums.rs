@@ -108,7 +108,7 @@ async fn analyze_all(
     let mut token = String::new();
     let mut moves = Vec::new();
     loop {
-        let request = proto::AnalyzeRequest { position: Some(position.clone()), limit, page_token: token };
+        let request = proto::AnalyzeRequest { position: Some(position.clone()), limit, page_token: token, skip: 0 };
         let page = client.analyze(request).await.unwrap().into_inner();
         moves.extend(page.moves.iter().cloned());
         if page.next_page_token.is_empty() {
@@ -163,7 +163,7 @@ async fn analyze_counts_huge_move_sets_without_enumerating() {
             reclaimed: vec![proto::Cell { row: 3, column: 1 }],
         })),
     };
-    let request = proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5, page_token: String::new() };
+    let request = proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5, page_token: String::new(), skip: 0 };
     let page = client.analyze(request).await.unwrap().into_inner();
     let domain = nimber::grpc::convert::position_from_proto(Some(strip.clone())).unwrap();
     assert_eq!(page.total_moves_exact, domain.moves().len().to_string());
@@ -172,18 +172,23 @@ async fn analyze_counts_huge_move_sets_without_enumerating() {
     assert_eq!(page.moves.len(), 5);
     assert!(!page.next_page_token.is_empty());
     // A limit past the maximum gets the maximum (AIP-158), as a page_size does everywhere.
-    let too_many = proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5000, page_token: String::new() };
+    let too_many =
+        proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5000, page_token: String::new(), skip: 0 };
     assert_eq!(client.analyze(too_many).await.unwrap().into_inner().moves.len(), 1000);
     // A token continues only the analysis of the position it was given for.
-    let next =
-        proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5, page_token: page.next_page_token.clone() };
+    let next = proto::AnalyzeRequest {
+        position: Some(strip.clone()),
+        limit: 5,
+        page_token: page.next_page_token.clone(),
+        skip: 0,
+    };
     let second = client.analyze(next).await.unwrap().into_inner();
     assert_eq!(second.moves.len(), 5);
     assert_ne!(second.moves[0], page.moves[0], "the second page starts after the first");
     let other =
         proto::Position { game: Some(P::Reclamation(proto::Reclamation { rows: u64::MAX, reclaimed: vec![] })) };
     for (position, token) in [(strip.clone(), "nonsense".to_string()), (other, page.next_page_token.clone())] {
-        let forged = proto::AnalyzeRequest { position: Some(position), limit: 5, page_token: token };
+        let forged = proto::AnalyzeRequest { position: Some(position), limit: 5, page_token: token, skip: 0 };
         let status = client.analyze(forged).await.unwrap_err();
         assert_eq!(status.code(), Code::InvalidArgument);
         assert!(status.message().contains("page_token"), "{status:?}");

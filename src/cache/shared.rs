@@ -245,6 +245,14 @@ impl SharedSecret {
         }
         Ok(Self(hmac::Key::new(hmac::HMAC_SHA256, secret)))
     }
+
+    /// A key for another use of the secret (`purpose` names it), so that no two uses share a key:
+    /// the secret's HMAC of `purpose`.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        let mut key = [0; 32];
+        key.copy_from_slice(hmac::sign(&self.0, purpose.as_bytes()).as_ref());
+        key
+    }
 }
 
 /// Why a value read from Redis is not served (`nimber_shared_cache_rejected_total{reason}`).

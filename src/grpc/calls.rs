@@ -2,8 +2,8 @@
 //! by RPC and final status (a call whose client went away counts as CANCELLED), logs failed calls
 //! (rate-limited, by severity), marks the call open on its connection (for the idle timeout),
 //! rejects a malformed `grpc-timeout` header, corrects the codes tonic gives to client mistakes it
-//! detects itself (see `client_mistake`), and bounds every status message it passes (see
-//! [`quoted`], which every message repeating a client's input uses).
+//! detects itself (see `client_mistake`), and bounds every status message and its details (see
+//! [`crate::quote::quoted`], which every message repeating a client's input uses).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,6 +18,7 @@ use tonic::{Code, Status};
 use crate::grpc::transport::{ConnectionInfo, OpenCall};
 use crate::logging;
 use crate::metrics::Metrics;
+use crate::quote::quoted;
 
 /// The `rpc` label of each method served, by request path; any other path is `unknown` (paths
 /// come from clients, and labels must stay few).
@@ -70,38 +71,20 @@ pub fn parse_grpc_timeout(value: &[u8]) -> Option<Duration> {
     })
 }
 
-/// The most bytes of a client's input that a status message repeats (see [`quoted`]).
-pub const MAX_QUOTED_BYTES: usize = 64;
-
 /// The most bytes of a status message (`grpc-message`) sent; a longer one, from a service that
 /// repeats a client's input whole (tonic's own messages, reflection's), is cut to this. Clients
 /// refuse a too large header block (8 KiB in grpc-core, 16 KiB in grpc-go and tonic) and then see
 /// RESOURCE_EXHAUSTED or INTERNAL instead of the answer.
 pub const MAX_STATUS_MESSAGE_BYTES: usize = 1024;
 
-/// The longest start of `text` of at most `max` bytes (ending on a character boundary), and whether
-/// that is not all of it.
-fn prefix(text: &str, max: usize) -> (&str, bool) {
-    if text.len() <= max {
-        return (text, false);
-    }
-    let end = (0..=max).rev().find(|&end| text.is_char_boundary(end)).unwrap_or(0);
-    (&text[..end], true)
-}
-
-/// A client's input quoted for a status message: whole (as Rust quotes a string) when it has at most
-/// [`MAX_QUOTED_BYTES`] bytes, else its start, an ellipsis and its length, so that an answer
-/// repeating a 100 kB operation name is still a short header.
-pub fn quoted(input: &str) -> String {
-    match prefix(input, MAX_QUOTED_BYTES) {
-        (whole, false) => format!("{whole:?}"),
-        (start, true) => format!("{start:?}… ({} bytes)", input.len()),
-    }
-}
+/// The most bytes of a status's details (`grpc-status-details-bin`) sent: details are built from
+/// quoted input ([`quoted`]) and stay far below it, so longer ones (a bug) are dropped rather than
+/// sent to clients that would refuse the whole answer.
+pub const MAX_STATUS_DETAILS_BYTES: usize = 4096;
 
 /// A status message cut to [`MAX_STATUS_MESSAGE_BYTES`], when it is longer.
 fn bounded_message(message: &str) -> Option<String> {
-    match prefix(message, MAX_STATUS_MESSAGE_BYTES) {
+    match crate::quote::prefix(message, MAX_STATUS_MESSAGE_BYTES) {
         (_, false) => None,
         (start, true) => Some(format!("{start}… (cut from {} bytes)", message.len())),
     }
@@ -146,6 +129,9 @@ const PROST_DECODE_ERROR: &str = "failed to decode Protobuf message: ";
 /// The status in `headers` (response headers of a trailers-only answer, or trailers), with a
 /// client mistake's code corrected and an over-long message cut, in place.
 fn final_status(headers: &mut HeaderMap) -> Option<Status> {
+    if headers.get("grpc-status-details-bin").is_some_and(|details| details.len() > MAX_STATUS_DETAILS_BYTES) {
+        headers.remove("grpc-status-details-bin");
+    }
     let status = Status::from_header_map(headers)?;
     let code = client_mistake(&status);
     let message = bounded_message(status.message());
@@ -361,17 +347,6 @@ mod tests {
         let mut other = HeaderMap::new();
         Status::out_of_range("page past the end").add_header(&mut other).unwrap();
         assert_eq!(final_status(&mut other).unwrap().code(), Code::OutOfRange);
-    }
-
-    #[test]
-    fn quoted_input_is_whole_when_short_and_its_start_when_long() {
-        assert_eq!(quoted("operations/7"), "\"operations/7\"");
-        let exactly = "a".repeat(MAX_QUOTED_BYTES);
-        assert_eq!(quoted(&exactly), format!("{exactly:?}"));
-        // 100 000 bytes of two-byte characters: cut on a character boundary.
-        let long = "é".repeat(50_000);
-        let quoted = quoted(&long);
-        assert_eq!(quoted, format!("{:?}… (100000 bytes)", "é".repeat(MAX_QUOTED_BYTES / 2)));
     }
 
     #[test]

@@ -11,8 +11,8 @@ use tonic::{Request, Response, Status};
 
 use super::runner::{JobsError, Runner};
 use crate::google::longrunning::{self as lro, operations_server::Operations, Operation};
-use crate::grpc::calls::quoted;
 use crate::proto;
+use crate::quote::quoted;
 
 /// Runs a blocking runner call on the blocking pool.
 async fn blocking<T: Send + 'static>(

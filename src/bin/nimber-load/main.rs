@@ -303,6 +303,7 @@ async fn call(shared: &Shared, clients: &mut Clients, sequence: u64) -> Result<(
                 position: Some(shared.positions.get(sequence)),
                 limit: 10,
                 page_token: String::new(),
+                skip: 0,
             };
             let answer = clients.solver.analyze(request(message, shared.timeout)).await.map_err(failed)?;
             valid_outcome(answer.get_ref().outcome)

@@ -200,6 +200,9 @@ pub struct JobCounts {
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 /// How often a chain job's live progress is brought up to date.
 const SHOW_EVERY: Duration = Duration::from_millis(250);
+/// How long DeleteOperation waits for a job cancelled here to stop, and how often it looks.
+const CANCEL_PATIENCE: Duration = Duration::from_secs(10);
+const CANCEL_POLL: Duration = Duration::from_millis(5);
 /// How often finished operations past their retention are deleted (more often when the retention
 /// itself is shorter).
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
@@ -329,20 +332,32 @@ impl Runner {
         Ok(())
     }
 
-    /// Deletes a finished operation; a running one must be cancelled first. Blocking.
+    /// Deletes a finished operation; a running one must be cancelled first. A job cancelled here
+    /// that is still stopping (its run ends at its next budget check, within milliseconds) is
+    /// waited for, up to 10 s, then deleted (AIP-151 lets the call wait for the
+    /// operation to end). Blocking.
     pub fn delete(&self, name: &str) -> Result<(), JobsError> {
         let shared = &self.shared;
-        let _transition = lock(&shared.transitions);
-        let record = shared.store.get(name)?.ok_or_else(|| not_found(name))?;
-        if !record.is_done() {
-            return Err(JobsError::FailedPrecondition(format!(
-                "operation {name} is not done; cancel it (CancelOperation) before deleting it"
-            )));
+        let patience = Instant::now() + CANCEL_PATIENCE;
+        loop {
+            let _transition = lock(&shared.transitions);
+            let record = shared.store.get(name)?.ok_or_else(|| not_found(name))?;
+            if record.is_done() {
+                shared.store.delete(&record)?;
+                shared.store.flush()?;
+                shared.changed();
+                return Ok(());
+            }
+            let stopping =
+                lock(&shared.live).get(name).is_some_and(|live| live.cancelled_by_user.load(Ordering::Relaxed));
+            if !stopping || Instant::now() >= patience {
+                return Err(JobsError::FailedPrecondition(format!(
+                    "operation {name} is not done; cancel it (CancelOperation) before deleting it"
+                )));
+            }
+            drop(_transition);
+            std::thread::sleep(CANCEL_POLL);
         }
-        shared.store.delete(&record)?;
-        shared.store.flush()?;
-        shared.changed();
-        Ok(())
     }
 
     /// A page of the table of family job `name`, which must have succeeded: at most `page_size`
@@ -475,5 +490,5 @@ pub(super) fn rows_token(name: &str, start: u64) -> String {
 }
 
 fn not_found(name: &str) -> JobsError {
-    JobsError::NotFound(format!("no operation named {}", crate::grpc::calls::quoted(name)))
+    JobsError::NotFound(format!("no operation named {}", crate::quote::quoted(name)))
 }
