@@ -190,21 +190,44 @@ impl RedisJobs {
     }
 
     /// Runs one bounded call; a connection that failed is dropped and made anew next time.
-    fn call<T>(&self, operation: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>) -> StoreResult<T> {
+    fn call<T>(&self, operation: impl FnMut(&mut redis::Connection) -> redis::RedisResult<T>) -> StoreResult<T> {
+        self.call_again_if_stale(false, operation)
+    }
+
+    /// Runs one bounded read: as [`Self::call`], and when the connection it used was made before (Redis
+    /// may have restarted since) and failed as a connection, once more on a new one. Only reads are
+    /// tried again: a write whose answer was lost may have been done.
+    fn read<T>(&self, operation: impl FnMut(&mut redis::Connection) -> redis::RedisResult<T>) -> StoreResult<T> {
+        self.call_again_if_stale(true, operation)
+    }
+
+    fn call_again_if_stale<T>(
+        &self,
+        again: bool,
+        mut operation: impl FnMut(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> StoreResult<T> {
         let mut slot = lock(&self.connection);
-        let connection = match slot.as_mut() {
-            Some(connection) => connection,
-            None => {
-                let connection = slot.insert(self.config.connect()?);
-                self.check_eviction_policy(connection);
-                connection
-            }
-        };
-        let result = operation(connection);
-        if result.is_err() {
+        let stale = slot.is_some();
+        let mut result = operation(self.connected(&mut slot)?);
+        if let Err(error) = &result {
             *slot = None;
+            if again && stale && (error.is_connection_dropped() || error.is_io_error()) {
+                result = operation(self.connected(&mut slot)?);
+                if result.is_err() {
+                    *slot = None;
+                }
+            }
         }
         Ok(result?)
+    }
+
+    /// The connection in `slot`, made (and Redis's eviction policy looked at) if there is none.
+    fn connected<'c>(&self, slot: &'c mut Option<redis::Connection>) -> StoreResult<&'c mut redis::Connection> {
+        if slot.is_none() {
+            let connection = slot.insert(self.config.connect()?);
+            self.check_eviction_policy(connection);
+        }
+        Ok(slot.as_mut().expect("made above"))
     }
 
     fn lease_ms(&self) -> u64 {
@@ -236,11 +259,11 @@ impl RedisJobs {
 
     /// Every unfinished job, and whether a replica holds its lease.
     fn unfinished_leased(&self) -> StoreResult<Vec<(String, bool)>> {
-        let unfinished: Vec<String> = self.call(|con| redis::cmd("SMEMBERS").arg(unfinished_key()).query(con))?;
+        let unfinished: Vec<String> = self.read(|con| redis::cmd("SMEMBERS").arg(unfinished_key()).query(con))?;
         if unfinished.is_empty() {
             return Ok(Vec::new());
         }
-        let leased: Vec<bool> = self.call(|con| {
+        let leased: Vec<bool> = self.read(|con| {
             let mut pipe = redis::pipe();
             for name in &unfinished {
                 pipe.cmd("EXISTS").arg(key("lease", name));
@@ -253,7 +276,7 @@ impl RedisJobs {
 
 impl JobRecords for RedisJobs {
     fn get(&self, name: &str) -> StoreResult<Option<JobRecord>> {
-        let bytes: Option<Vec<u8>> = self.call(|con| redis::cmd("GET").arg(key("record", name)).query(con))?;
+        let bytes: Option<Vec<u8>> = self.read(|con| redis::cmd("GET").arg(key("record", name)).query(con))?;
         Ok(bytes.and_then(|bytes| decode_record(name, &bytes)))
     }
 
@@ -279,7 +302,7 @@ impl JobRecords for RedisJobs {
     }
 
     fn name_for_request_id(&self, request_id: &str) -> StoreResult<Option<String>> {
-        self.call(|con| redis::cmd("GET").arg(key("request", request_id)).query(con))
+        self.read(|con| redis::cmd("GET").arg(key("request", request_id)).query(con))
     }
 
     /// One script, atomic in Redis, that checks every key before its first write.
@@ -339,14 +362,14 @@ impl JobRecords for RedisJobs {
     fn records_after<'a>(&'a self, after: &str) -> Box<dyn Iterator<Item = StoreResult<JobRecord>> + 'a> {
         let from = if after.is_empty() { "-".to_string() } else { format!("({after}") };
         let names: Vec<String> =
-            match self.call(|con| redis::cmd("ZRANGEBYLEX").arg(names_key()).arg(&from).arg("+").query(con)) {
+            match self.read(|con| redis::cmd("ZRANGEBYLEX").arg(names_key()).arg(&from).arg("+").query(con)) {
                 Ok(names) => names,
                 Err(error) => return Box::new(std::iter::once(Err(error))),
             };
         let batches = names.chunks(LIST_BATCH).map(<[String]>::to_vec).collect::<Vec<_>>();
         Box::new(batches.into_iter().flat_map(move |batch| {
             let keys: Vec<Vec<u8>> = batch.iter().map(|name| key("record", name)).collect();
-            let found: StoreResult<Vec<Option<Vec<u8>>>> = self.call(|con| redis::cmd("MGET").arg(&keys).query(con));
+            let found: StoreResult<Vec<Option<Vec<u8>>>> = self.read(|con| redis::cmd("MGET").arg(&keys).query(con));
             let records: Vec<StoreResult<JobRecord>> = match found {
                 Ok(found) => batch
                     .iter()
@@ -360,7 +383,7 @@ impl JobRecords for RedisJobs {
     }
 
     fn finished_items(&self, name: &str) -> StoreResult<HashSet<u64>> {
-        let fields: Vec<String> = self.call(|con| redis::cmd("HKEYS").arg(key("items", name)).query(con))?;
+        let fields: Vec<String> = self.read(|con| redis::cmd("HKEYS").arg(key("items", name)).query(con))?;
         Ok(fields.iter().filter_map(|field| field.parse().ok()).collect())
     }
 
@@ -390,7 +413,7 @@ impl JobRecords for RedisJobs {
             let fields: Vec<u64> = (next..end.min(next.saturating_add(ROWS_AT_ONCE))).collect();
             next += fields.len() as u64;
             let found: Vec<Option<Vec<u8>>> =
-                self.call(|con| redis::cmd("HMGET").arg(key("items", name)).arg(&fields).query(con))?;
+                self.read(|con| redis::cmd("HMGET").arg(key("items", name)).arg(&fields).query(con))?;
             for bytes in found {
                 let Some(bytes) = bytes else { return Ok(rows) };
                 taken += bytes.len();
@@ -429,7 +452,7 @@ impl JobRecords for RedisJobs {
     }
 
     fn has_item(&self, name: &str, index: u64) -> StoreResult<bool> {
-        self.call(|con| redis::cmd("HEXISTS").arg(key("items", name)).arg(index).query(con))
+        self.read(|con| redis::cmd("HEXISTS").arg(key("items", name)).arg(index).query(con))
     }
 
     fn renew(&self) {
