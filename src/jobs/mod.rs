@@ -77,17 +77,26 @@ impl JobRecord {
         self.error = error;
     }
 
-    /// The operation clients see.
+    /// The operation clients see. A table longer than the rows its result holds gets the token
+    /// of its next page here, signed by this process (see [`crate::page`]): a stored token would
+    /// outlive the key that signed it.
     pub fn operation(&self) -> crate::google::longrunning::Operation {
         use crate::google::longrunning::operation::Result as OperationResult;
         let done = self.is_done();
         let result = match (&self.error, &self.result) {
             _ if !done => None,
             (Some(error), _) => Some(OperationResult::Error(error.clone())),
-            (None, Some(result)) => Some(OperationResult::Response(prost_types::Any {
-                type_url: RESULT_TYPE_URL.into(),
-                value: result.encode_to_vec(),
-            })),
+            (None, Some(result)) => {
+                let mut result = result.clone();
+                let inline = result.rows.len() as u64;
+                if result.total_rows > inline {
+                    result.next_page_token = runner::rows_token(&self.name, inline);
+                }
+                Some(OperationResult::Response(prost_types::Any {
+                    type_url: RESULT_TYPE_URL.into(),
+                    value: result.encode_to_vec(),
+                }))
+            }
             (None, None) => None,
         };
         crate::google::longrunning::Operation {

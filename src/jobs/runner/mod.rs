@@ -485,7 +485,7 @@ impl Runner {
 }
 
 /// The token of the page of job `name`'s table that starts at row `start`.
-pub(super) fn rows_token(name: &str, start: u64) -> String {
+pub(crate) fn rows_token(name: &str, start: u64) -> String {
     crate::page::token(name.as_bytes(), &start.to_be_bytes())
 }
 

@@ -293,21 +293,11 @@ impl RunnerState {
             }
             Job::Family(family) => {
                 let (rows, total_rows) = self.run_family(name, &family, &mut context, live, &add_stats)?;
-                let next_page_token = if total_rows > rows.len() as u64 {
-                    super::rows_token(name, rows.len() as u64)
-                } else {
-                    String::new()
-                };
-                return Ok(proto::ExploreResult { answer: None, rows, total_rows, next_page_token });
+                return Ok(proto::ExploreResult { answer: None, rows, total_rows, ..Default::default() });
             }
             Job::Chain(chain) => {
                 let (answer, rows, total_rows) = self.run_chain(name, &chain, &context.budget, live)?;
-                let next_page_token = if total_rows > rows.len() as u64 {
-                    super::rows_token(name, rows.len() as u64)
-                } else {
-                    String::new()
-                };
-                return Ok(proto::ExploreResult { answer: Some(answer), rows, total_rows, next_page_token });
+                return Ok(proto::ExploreResult { answer: Some(answer), rows, total_rows, ..Default::default() });
             }
         };
         add_stats(context.stats);
