@@ -552,7 +552,7 @@ impl Memo for Store {
 
     /// Queues `bytes` for sled and the shared tier, as [`Memo::put`] does a value; bytes longer than
     /// [`MAX_BYTES_VALUE`] are not remembered.
-    fn put_bytes(&self, game: GameTag, state: &[u8], bytes: &[u8], cost: u64) {
+    fn put_bytes(&self, game: GameTag, state: &[u8], bytes: Vec<u8>, cost: u64) {
         if bytes.len() > MAX_BYTES_VALUE {
             if self.shared.write_warnings.allow() {
                 tracing::warn!(
@@ -564,9 +564,9 @@ impl Memo for Store {
         }
         let key = store_key(game, state);
         if let Some(tier) = &self.tier {
-            tier.send(&key, Payload::Bytes(bytes.to_vec()), cost);
+            tier.send(&key, Payload::Bytes(bytes.clone()), cost);
         }
-        self.put_local(key, Payload::Bytes(bytes.to_vec()), cost);
+        self.put_local(key, Payload::Bytes(bytes), cost);
     }
 
     fn peek(&self, game: GameTag, state: &[u8]) -> Option<u64> {

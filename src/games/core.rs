@@ -257,7 +257,7 @@ pub trait Memo: Send + Sync {
     /// Remember `bytes` for `key` (replacing what was there); `cost` as in [`Memo::put`]. Never
     /// waits for I/O. A memo that keeps only values forgets them, and bytes longer than
     /// [`MAX_MEMO_BYTES`] are not kept.
-    fn put_bytes(&self, _game: GameTag, _key: &[u8], _bytes: &[u8], _cost: u64) {}
+    fn put_bytes(&self, _game: GameTag, _key: &[u8], _bytes: Vec<u8>, _cost: u64) {}
 
     /// Whether the memo remembers anything at all: a solve through one that does not skips
     /// building keys for it.

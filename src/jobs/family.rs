@@ -4,6 +4,7 @@
 //! heap game).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::games::heap::{self, rules::Rules, sequence::Sequence};
@@ -365,13 +366,14 @@ impl Chain {
         }
         let sequence = Sequence::from_values(rules.clone(), &values).unwrap_or_else(|| Sequence::new(rules.clone()));
         let computed_at_start = sequence.computed();
-        ChainState { sequence, up_to: *up_to, started: Instant::now(), computed_at_start }
+        ChainState { sequence: Arc::new(sequence), up_to: *up_to, started: Instant::now(), computed_at_start }
     }
 }
 
 /// The state a [`Chain`] carries from item to item: the values of a heap sequence so far.
 pub struct ChainState {
-    sequence: Sequence,
+    /// Shared once remembered ([`ChainState::remember`]); a step copies it only if it is.
+    sequence: Arc<Sequence>,
     up_to: u64,
     /// When this run started, and how many heaps were computed then (for the values per second).
     started: Instant,
@@ -402,7 +404,7 @@ impl ChainState {
     pub fn step(&mut self, budget: &Budget) -> Result<(), Interrupted> {
         let computed = self.sequence.computed();
         let next = (computed / HEAPS_PER_STEP + 1) * HEAPS_PER_STEP;
-        self.sequence.extend_to(next.min(self.up_to + 1), budget)
+        Arc::make_mut(&mut self.sequence).extend_to(next.min(self.up_to + 1), budget)
     }
 
     /// Why the state outgrew `bytes` (a job's share of `--memory-limit`), if it did: values past

@@ -195,16 +195,15 @@ impl quick_cache::Weighter<Rules, Arc<Sequence>> for SequenceWeight {
 /// Keeps `sequence` (computed elsewhere than a solve: a heapSequence job) where solves look for the
 /// values of its rules: the process's cache and the memo, unless they hold as much already; so that
 /// a solve answers every heap the job computed, and past its proven period.
-pub fn remember(sequence: &Sequence, memo: &dyn Memo) {
+pub fn remember(sequence: &Arc<Sequence>, memo: &dyn Memo) {
     let rules = sequence.rules();
     let known = |held: &Sequence| (held.period().is_some(), held.computed());
     if in_process(rules).is_some_and(|held| known(&held) >= known(sequence)) {
         return;
     }
-    let sequence = Arc::new(sequence.clone());
     SEQUENCES.insert(rules.clone(), sequence.clone());
     let bytes = sequence.encode_within(MAX_MEMO_BYTES);
-    memo.put_bytes(GameTag::Heaps, &rules.canonical_bytes(), &bytes, sequence.computed());
+    memo.put_bytes(GameTag::Heaps, &rules.canonical_bytes(), bytes, sequence.computed());
 }
 
 /// The values of `rules` this process holds: from the cache, or at once for Nim (G(n) = n, proven).
@@ -267,7 +266,7 @@ impl Heaps {
             context.stats.positions_computed += longer.computed().saturating_sub(before);
         }
         if stored_state != Some(state(&longer)) && longer.computed() > 1 {
-            context.memo.put_bytes(GameTag::Heaps, &key, &longer.encode_within(MAX_MEMO_BYTES), longer.computed());
+            context.memo.put_bytes(GameTag::Heaps, &key, longer.encode_within(MAX_MEMO_BYTES), longer.computed());
         }
         let longer = Arc::new(longer);
         SEQUENCES.insert((*self.rules).clone(), longer.clone());

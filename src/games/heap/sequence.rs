@@ -602,49 +602,57 @@ impl Mex {
     }
 }
 
-/// How far each shift of `items`' end repeats it, read backwards: `repeats[p]` is the largest `k`
-/// with `items[len − 1 − i] = items[len − 1 − i − p]` for every `i < k` (`repeats[0]` is `len`). The
-/// Z-algorithm (Gusfield, *Algorithms on Strings, Trees and Sequences*, 1997, §1.4) on `items`
-/// reversed: O(len) in all, where looking at each shift alone costs O(len²) (a period search of
-/// the subtraction game {65536} took 12 s that way).
-fn backward_repeats<T: PartialEq>(items: &[T]) -> Vec<u32> {
-    let len = items.len();
-    let at = |i: usize| &items[len - 1 - i];
-    let mut repeats = vec![0u32; len];
-    if len == 0 {
-        return repeats;
-    }
-    repeats[0] = len as u32;
+/// The least shift `p` (from 1, below `shifts`) that `accept(p, repeats)` takes, and its `repeats`:
+/// how far the end of a sequence of `len` items repeats itself `p` items earlier, read backwards:
+/// the largest `k` with item `len − 1 − i` equal to item `len − 1 − i − p` for every `i < k`
+/// (`same(i, j)` compares items `len − 1 − i` and `len − 1 − j`). The Z-algorithm (Gusfield,
+/// *Algorithms on Strings, Trees and Sequences*, 1997, §1.4) on the items reversed, stopped at the
+/// first shift taken: O(len) in all and 4 bytes a shift, where looking at each shift alone costs
+/// O(len²) (a period search of the subtraction game {65536} took 12 s that way).
+fn first_repeating_shift(
+    len: usize,
+    shifts: usize,
+    same: impl Fn(usize, usize) -> bool,
+    accept: impl Fn(usize, usize) -> bool,
+) -> Option<(usize, usize)> {
+    let mut repeats = vec![0u32; shifts.min(len)];
     // [left, right): the rightmost window found so far that repeats the start.
     let (mut left, mut right) = (0usize, 0usize);
-    for p in 1..len {
+    for p in 1..repeats.len() {
         let mut k = if p < right { (repeats[p - left] as usize).min(right - p) } else { 0 };
-        while p + k < len && at(k) == at(p + k) {
+        while p + k < len && same(k, p + k) {
             k += 1;
         }
         repeats[p] = k as u32;
         if p + k > right {
             (left, right) = (p, p + k);
         }
+        if accept(p, k) {
+            return Some((p, k));
+        }
     }
-    repeats
+    None
 }
 
 /// The smallest period the theorem proves on `values` (see the module), for rules that take at most
 /// `most_taken` tokens and split (`splits`) or not. For each period p the computed values repeat
-/// from heap `len − p − repeats[p]` on ([`backward_repeats`]), which is its preperiod n0; the theorem
-/// proves it once the values reach `checked_to + p`. O(len).
+/// from heap `len − p − repeats` on ([`first_repeating_shift`]), which is its preperiod n0; the
+/// theorem proves it once the values reach `checked_to + p`. O(len).
 fn proven_period<C: Cell>(values: &[C], most_taken: u64, splits: bool) -> Option<Period> {
     let len = values.len() as u64;
-    let repeats = backward_repeats(values);
-    (1..len / 2 + 1).find_map(|period| {
-        let preperiod = len - period - u64::from(repeats[period as usize]);
+    let period_of = |period: u64, repeats: u64| {
+        let preperiod = len - period - repeats;
         let checked_to = match splits {
             true => 2 * preperiod + period + most_taken + 1,
             false => preperiod + most_taken + 1,
         };
         (checked_to + period <= len).then_some(Period { preperiod, period, saltus: 0, checked_to })
-    })
+    };
+    let last = values.len().wrapping_sub(1);
+    let same = |i: usize, j: usize| values[last - i] == values[last - j];
+    let accept = |p: usize, repeats: usize| period_of(p as u64, repeats as u64).is_some();
+    let (period, repeats) = first_repeating_shift(values.len(), values.len() / 2 + 1, same, accept)?;
+    period_of(period as u64, repeats as u64)
 }
 
 /// The heap after `n` at which to look for a period: every 64 heaps up to 1024, then four times
@@ -750,21 +758,22 @@ impl Sequence {
         }
         let len = self.values.len();
         let at = |n: usize| i64::from(self.values.get(n).expect("computed"));
-        let steps: Vec<i64> = (1..len).map(|n| at(n) - at(n - 1)).collect();
-        let repeats = backward_repeats(&steps);
-        (1..=len / 4).find_map(|period| {
+        // Step `i` from the end: G(len − 1 − i) − G(len − 2 − i).
+        let step = |i: usize| at(len - 1 - i) - at(len - 2 - i);
+        let candidate = |period: usize, repeats: usize| {
             let saltus = at(len - 1) - at(len - 1 - period);
-            if saltus < 0 {
-                return None;
-            }
-            let preperiod = len - 1 - period - repeats[period] as usize;
-            (preperiod <= len / 2).then_some(Period {
+            let preperiod = len - 1 - period - repeats;
+            (saltus >= 0 && preperiod <= len / 2).then_some(Period {
                 preperiod: preperiod as u64,
                 period: period as u64,
                 saltus: saltus as u64,
                 checked_to: (len - period) as u64,
             })
-        })
+        };
+        let same = |i: usize, j: usize| step(i) == step(j);
+        let (period, repeats) =
+            first_repeating_shift(len.saturating_sub(1), len / 4 + 1, same, |p, k| candidate(p, k).is_some())?;
+        candidate(period, repeats)
     }
 
     /// Computes the values of heaps up to `len` (exclusive; at most 2^32), then looks for a period

@@ -364,7 +364,7 @@ fn values_are_kept_in_the_memo_and_read_back() {
     assert_eq!((context.stats.cache_hits, context.stats.positions_computed), (1, 0));
 
     let rules = Rules::subtraction(&[2, 5, 7], false).unwrap();
-    store.put_bytes(GameTag::Heaps, &rules.canonical_bytes(), b"garbage", 1);
+    store.put_bytes(GameTag::Heaps, &rules.canonical_bytes(), b"garbage".to_vec(), 1);
     let mut context = SearchContext::new(Budget::unlimited(), &store);
     let subtraction = proto::heaps::Rules::Subtraction(proto::Subtraction { take: vec![2, 5, 7], all_but: false });
     let position = Heaps::from_message(proto::Heaps { rules: Some(subtraction), heaps: vec![1 << 40] }).unwrap();

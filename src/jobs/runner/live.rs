@@ -97,7 +97,7 @@ impl Memo for CountingMemo<'_> {
         self.inner.get_bytes(game, key)
     }
 
-    fn put_bytes(&self, game: GameTag, key: &[u8], bytes: &[u8], cost: u64) {
+    fn put_bytes(&self, game: GameTag, key: &[u8], bytes: Vec<u8>, cost: u64) {
         self.inner.put_bytes(game, key, bytes, cost);
     }
 
