@@ -287,9 +287,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         nimber::page::use_key(&secret.derive("nimber page tokens"));
     }
     let jobs_redis = match args.jobs_redis.as_deref() {
-        Some(url) => Some(redis("--jobs-redis", url)?),
+        Some(url) => {
+            let mut config = redis("--jobs-redis", url)?;
+            config.secret = shared_cache.as_ref().and_then(|shared| shared.secret.clone());
+            Some(config)
+        }
         None => shared_cache.clone(),
     };
+    for config in shared_cache.iter().chain(&jobs_redis) {
+        config.check_fleet_secret().map_err(anyhow::Error::msg)?;
+    }
     let config = ServerConfig {
         data_dir: args.data_dir,
         max_solve_time: Duration::from_millis(args.max_solve_ms),

@@ -71,11 +71,15 @@ pub fn check_rows_are_bounded(store: &dyn JobRecords) {
     assert!(store.put_items(&record.name, 0, &rows).expect("saved"));
     let size = rows[2].encoded_len(); // rows 2 to 9 have the same size (their heaps take two bytes)
     let heaps = |rows: Vec<proto::ExploreRow>| rows.iter().map(|row| row.heap).collect::<Vec<_>>();
-    assert_eq!(heaps(store.rows(&record.name, 2, 5, usize::MAX).expect("read")), [200, 300, 400, 500, 600]);
-    assert_eq!(heaps(store.rows(&record.name, 2, 5, 3 * size).expect("read")), [200, 300, 400], "three rows' bytes");
-    assert_eq!(heaps(store.rows(&record.name, 2, 5, 3 * size - 1).expect("read")), [200, 300]);
-    assert_eq!(heaps(store.rows(&record.name, 9, 5, 1).expect("read")), [900], "the first row however large");
-    assert_eq!(heaps(store.rows(&record.name, 0, 100, usize::MAX).expect("read")).len(), 10, "no more than saved");
+    assert_eq!(heaps(store.rows(&record.name, 2, 5, usize::MAX).expect("read").rows), [200, 300, 400, 500, 600]);
+    assert_eq!(
+        heaps(store.rows(&record.name, 2, 5, 3 * size).expect("read").rows),
+        [200, 300, 400],
+        "three rows' bytes"
+    );
+    assert_eq!(heaps(store.rows(&record.name, 2, 5, 3 * size - 1).expect("read").rows), [200, 300]);
+    assert_eq!(heaps(store.rows(&record.name, 9, 5, 1).expect("read").rows), [900], "the first row however large");
+    assert_eq!(heaps(store.rows(&record.name, 0, 100, usize::MAX).expect("read").rows).len(), 10, "no more than saved");
     store.delete(&record).expect("deleted");
 }
 

@@ -127,9 +127,15 @@ pub fn decode_value(key: &[u8], bytes: &[u8]) -> Option<Stored> {
 /// Redis key `redis_key`.
 pub(crate) fn encode_authenticated(redis_key: &[u8], value: &Payload, cost: u64, mac: &hmac::Key) -> Vec<u8> {
     let mut bytes = encode_body(value, cost, true, MAC_BYTES);
-    let tag = hmac::sign(mac, &mac_input(redis_key, &bytes));
-    bytes.extend_from_slice(tag.as_ref());
+    append_tag(&mut bytes, redis_key, mac);
     bytes
+}
+
+/// Appends to `body` the tag of `mac` for the Redis key `redis_key` and `body` (what
+/// [`authenticated_body`] checks).
+pub(crate) fn append_tag(body: &mut Vec<u8>, redis_key: &[u8], mac: &hmac::Key) {
+    let tag = hmac::sign(mac, &mac_input(redis_key, body));
+    body.extend_from_slice(tag.as_ref());
 }
 
 /// The body of a format-3 or format-5 value under the Redis key `redis_key` (all but the tag) if its tag is `mac`'s (compared in constant time); `None` otherwise.

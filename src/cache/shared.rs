@@ -168,6 +168,35 @@ impl SharedCacheConfig {
         &self.target
     }
 
+    /// The key that says a fleet with a secret keeps its values and job records in this Redis:
+    /// every replica with a secret sets it at start and about once a second.
+    pub fn sealed_fleet_key() -> Vec<u8> {
+        [KEY_PREFIX, b"\0fleet/sealed"].concat()
+    }
+
+    /// Whether this replica may join the fleet in this Redis: one with a secret marks the fleet
+    /// as sealed ([`SharedCacheConfig::sealed_fleet_key`]); one without a secret may not join a
+    /// sealed fleet, whose values and job records it could neither check nor write so that the
+    /// others accept them. One line saying why, for the error at start. A Redis that does not
+    /// answer is not a refusal (every value and row is checked as it is read anyway).
+    pub fn check_fleet_secret(&self) -> Result<(), String> {
+        let Ok(mut connection) = self.connect() else { return Ok(()) };
+        let key = Self::sealed_fleet_key();
+        if self.secret.is_some() {
+            let _: redis::RedisResult<()> = redis::cmd("SET").arg(&key).arg(1).query(&mut connection);
+            return Ok(());
+        }
+        match redis::cmd("EXISTS").arg(&key).query::<bool>(&mut connection) {
+            Ok(true) => Err(format!(
+                "the fleet at {} seals its values and job records with a secret, and this replica has none: give it \
+                 the fleet's --shared-cache-secret-file (or {})",
+                self.target,
+                SharedSecret::ENV
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// A new connection whose connecting, sending and receiving are each bounded by the timeout.
     pub fn connect(&self) -> redis::RedisResult<redis::Connection> {
         let connection = self.client.get_connection_with_timeout(self.timeout)?;
@@ -244,6 +273,20 @@ impl SharedSecret {
             ));
         }
         Ok(Self(hmac::Key::new(hmac::HMAC_SHA256, secret)))
+    }
+
+    /// `body` sealed for the Redis key `bound` (what it is and where: a job's record, an item of a
+    /// job's table): the body, then the secret's tag of the key and the body, as a value's
+    /// ([`seal_value`]). [`SharedSecret::open`] gives the body back.
+    pub fn seal(&self, bound: &[u8], mut body: Vec<u8>) -> Vec<u8> {
+        super::format::append_tag(&mut body, bound, &self.0);
+        body
+    }
+
+    /// The body of `sealed` if its tag is this secret's for the Redis key `bound` (compared in
+    /// constant time); `None` for anything else: damaged, edited, moved, or sealed by another secret.
+    pub fn open<'a>(&self, bound: &[u8], sealed: &'a [u8]) -> Option<&'a [u8]> {
+        super::format::authenticated_body(bound, sealed, &self.0)
     }
 
     /// A key for another use of the secret (`purpose` names it), so that no two uses share a key:

@@ -192,15 +192,25 @@ macro_rules! define_positions {
                 value(self, lookup)
             }
 
-            /// Positions a fleet may solve first so that this one's search finds them in the
-            /// shared memo (see [`ServedGame::fleet_parts`]): every component's, at most `most`.
+            /// The parts a fleet's replicas may solve each on its own, so that this position's
+            /// solve then finds their values in the shared memo: the components of a sum that need
+            /// a search (every component's, through nested sums), at most `most`. A position of
+            /// one game has none: dividing one search among replicas costs more than it saves
+            /// (docs/BENCHMARKS.md), while the components of a sum are independent questions.
             pub fn fleet_parts(&self, most: usize) -> Vec<Position> {
-                match self {
-                    $(Position::$game(game) => game.fleet_parts(most).into_iter().map(Position::from).collect(),)*
-                    Position::Sum(sum) => {
-                        sum.components().iter().flat_map(|part| part.fleet_parts(most)).take(most).collect()
+                fn parts(position: &Position, found: &mut Vec<Position>) {
+                    match position {
+                        Position::Sum(sum) => sum.components().iter().for_each(|part| parts(part, found)),
+                        searched if searched.needs_search() => found.push(searched.clone()),
+                        _ => {}
                     }
                 }
+                let mut found = Vec::new();
+                if let Position::Sum(_) = self {
+                    parts(self, &mut found);
+                }
+                found.truncate(most);
+                found
             }
 
             /// How the values of the position's components are known (see

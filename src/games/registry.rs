@@ -98,14 +98,6 @@ pub trait ServedGame: Game<Value: ComponentValue, Move: Send + Sync> + std::fmt:
         Some((self.value(&mut super::SearchContext::in_memory()).ok()?, 0))
     }
 
-    /// Positions that a fleet's replicas may solve first, each on its own, so that this position's
-    /// own search then finds their values in the shared memo: at most `most`, the costliest first
-    /// (see [`crate::jobs`]). None by default: a game gains from it only if its search reads the
-    /// values of the positions its moves lead to from the memo.
-    fn fleet_parts(&self, _most: usize) -> Vec<Self> {
-        Vec::new()
-    }
-
     /// How the values the answer rests on are known, where the game says more than the value
     /// (a heap game: its rules' proven period, or how far their values are computed). Reads only
     /// what the process holds in memory (it runs on the async runtime). None by default.

@@ -58,6 +58,7 @@ impl From<JobsError> for Status {
             JobsError::FailedPrecondition(message) => Status::failed_precondition(message),
             JobsError::ResourceExhausted(message) => Status::resource_exhausted(message),
             JobsError::AlreadyExists(message) => Status::already_exists(message),
+            JobsError::DataLoss(message) => Status::data_loss(message),
             JobsError::Store(error @ StoreError::Full(_)) => Status::resource_exhausted(error.to_string()),
             JobsError::Store(error @ StoreError::Unavailable(_)) => Status::unavailable(error.to_string()),
             JobsError::Store(error) => Status::unavailable(format!("the job store failed: {error}")),

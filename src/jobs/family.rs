@@ -55,6 +55,31 @@ impl Job {
         }
         Ok(())
     }
+
+    /// Row `index` of the job's table as the memo already knows it, without a search: a family
+    /// item's board whose components the memo holds, or a run of a heap sequence's values (for a
+    /// row the table lost, or that failed its check). `None` for a job without a table, or when the
+    /// memo does not know it.
+    pub fn row_from_memo(&self, index: u64, memo: &dyn crate::games::Memo) -> Option<proto::ExploreRow> {
+        match self {
+            Job::Solve(_) | Job::BestMove(_) => None,
+            Job::Family(family) => {
+                let item = family.items().into_iter().nth(usize::try_from(index).ok()?)?;
+                let (value, _) = item.position().value_without_search(&|game, key| memo.get(game, key))?;
+                Some(item.row(value, true))
+            }
+            Job::Chain(Chain::HeapSequence { rules, up_to }) => {
+                let sequence = heap::known_values(rules, memo)?;
+                let heap = index.checked_mul(VALUES_PER_ROW)?;
+                let end = heap.checked_add(VALUES_PER_ROW)?.min(up_to.saturating_add(1)).min(sequence.computed());
+                (heap < end).then(|| proto::ExploreRow {
+                    heap,
+                    values: sequence.computed_values(heap as usize..end as usize),
+                    ..Default::default()
+                })
+            }
+        }
+    }
 }
 
 /// The bytes a heap sequence's value takes (2 while the values fit 16 bits; past that a job stops
@@ -188,13 +213,24 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
             "is required: set one of solve, best_move, full_boards, sub_boards, heap_sequence",
         )
     })?;
+    let divided = |position: Position| -> Result<Box<Position>, InvalidArgument> {
+        if request.split_across_replicas && position.fleet_parts(2).len() < 2 {
+            return Err(InvalidArgument::field(
+                "split_across_replicas",
+                "is for a sum of at least two components that need a search, which replicas solve each on its own; \
+                 this position has fewer, and dividing one search among replicas costs more CPU than it saves (19 to \
+                 380 times one replica's, measured in docs/BENCHMARKS.md): ask without it",
+            ));
+        }
+        Ok(Box::new(position))
+    };
     Ok(match job {
-        ProtoJob::Solve(solve) => Job::Solve(Box::new(
+        ProtoJob::Solve(solve) => Job::Solve(divided(
             convert::position_from_proto(solve.position).map_err(|error| in_position("solve", error))?,
-        )),
-        ProtoJob::BestMove(best) => Job::BestMove(Box::new(
+        )?),
+        ProtoJob::BestMove(best) => Job::BestMove(divided(
             convert::position_from_proto(best.position).map_err(|error| in_position("best_move", error))?,
-        )),
+        )?),
         ProtoJob::FullBoards(full) => {
             let rows = side_range("full_boards", "rows", full.min_rows, full.max_rows)?;
             let columns = side_range("full_boards", "columns", full.min_columns, full.max_columns)?;

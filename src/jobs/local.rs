@@ -24,7 +24,7 @@ use std::sync::{Mutex, RwLock};
 use prost::Message;
 
 use super::{
-    decode_record, decode_row, request_id, JobRecord, JobRecords, Put, StoreCondition, StoreError, StoreResult,
+    decode_record, decode_row, request_id, JobRecord, JobRecords, Put, Rows, StoreCondition, StoreError, StoreResult,
 };
 use crate::disk::{self, guarded, Failure, OnCorrupt, OpenError, Opening};
 use crate::proto;
@@ -249,6 +249,20 @@ fn rerun_damaged_tables(opened: &Opened, held: &mut Held) -> Result<(), Failure>
 }
 
 impl JobStore {
+    /// Writes rows `first..` of job `name`'s table, counting their bytes.
+    fn insert_rows(&self, name: &str, first: u64, rows: &[proto::ExploreRow]) -> StoreResult<()> {
+        self.with(|opened| {
+            let table = opened.db.open_tree(items_tree_name(name))?;
+            for (index, row) in (first..).zip(rows) {
+                let value = row.encode_to_vec();
+                let old = table.insert(index.to_be_bytes(), value.as_slice())?;
+                self.count_in(8 + value.len());
+                self.count_out(old.map_or(0, |old| 8 + old.len()));
+            }
+            Ok(())
+        })
+    }
+
     /// Opens (or creates) the job store in directory `path`: an unreadable one is moved aside (its
     /// readable records recovered) or refused, per `options.on_corrupt`; on a full disk the store
     /// starts unavailable (one ERROR line) and [`JobStore::reopen`] opens it once space returns.
@@ -578,32 +592,36 @@ impl JobRecords for JobStore {
     fn put_items(&self, name: &str, first: u64, rows: &[proto::ExploreRow]) -> StoreResult<bool> {
         let unfinished = self.get(name)?.is_some_and(|record| !record.is_done());
         if unfinished {
-            self.with(|opened| {
-                let table = opened.db.open_tree(items_tree_name(name))?;
-                for (index, row) in (first..).zip(rows) {
-                    let value = row.encode_to_vec();
-                    let old = table.insert(index.to_be_bytes(), value.as_slice())?;
-                    self.count_in(8 + value.len());
-                    self.count_out(old.map_or(0, |old| 8 + old.len()));
-                }
-                Ok(())
-            })?;
+            self.insert_rows(name, first, rows)?;
         }
         Ok(unfinished)
     }
 
-    fn rows(&self, name: &str, start: u64, limit: usize, max_bytes: usize) -> StoreResult<Vec<proto::ExploreRow>> {
+    fn repair_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<bool> {
+        let exists = self.get(name)?.is_some();
+        if exists {
+            self.insert_rows(name, index, std::slice::from_ref(row))?;
+        }
+        Ok(exists)
+    }
+
+    fn rows(&self, name: &str, start: u64, limit: usize, max_bytes: usize) -> StoreResult<Rows> {
         self.with(|opened| {
             let (mut rows, mut taken) = (Vec::new(), 0);
-            for entry in opened.db.open_tree(items_tree_name(name))?.range(start.to_be_bytes()..).take(limit) {
-                let (_, bytes) = entry?;
+            let table = opened.db.open_tree(items_tree_name(name))?;
+            for (entry, expected) in table.range(start.to_be_bytes()..).take(limit).zip(start..) {
+                let (index, bytes) = entry?;
+                let row = (index.as_ref() == expected.to_be_bytes()).then(|| decode_row(name, &bytes)).flatten();
+                let Some(row) = row else { return Ok(Rows { rows, hole: true }) };
                 taken += bytes.len();
                 if taken > max_bytes && !rows.is_empty() {
-                    break;
+                    return Ok(Rows { rows, hole: false });
                 }
-                rows.extend(decode_row(name, &bytes));
+                rows.push(row);
             }
-            Ok(rows)
+            // Fewer rows than asked for: the next one is missing.
+            let hole = rows.len() < limit;
+            Ok(Rows { rows, hole })
         })
     }
 
@@ -613,7 +631,12 @@ impl JobRecords for JobStore {
     }
 
     fn condition(&self) -> StoreCondition {
-        StoreCondition { writable: self.writable(), bytes: self.bytes(), moved_aside: self.moved_aside() }
+        StoreCondition {
+            writable: self.writable(),
+            bytes: self.bytes(),
+            moved_aside: self.moved_aside(),
+            ..StoreCondition::default()
+        }
     }
 
     fn reopen(&self) -> bool {

@@ -196,6 +196,9 @@ pub enum Put {
     /// Nothing was saved: the job has no record any more (deleted, or lost by the store, as by a
     /// flushed or evicting Redis). Its run must stop: nothing of it is written again.
     Gone,
+    /// Nothing was saved: another replica of the fleet took the job's lease since this one did
+    /// (its fencing token is newer). This replica's run must stop: the other runs the job now.
+    Fenced,
 }
 
 /// The durable job list: records by name, request ids, finished family items, and (when shared
@@ -244,10 +247,15 @@ pub trait JobRecords: Send + Sync {
         Ok(true)
     }
 
+    /// Saves row `index` of job `name` again, computed anew where the stored one was missing or
+    /// failed its check, whatever the job's state, while it has a record; returns whether it was
+    /// saved.
+    fn repair_item(&self, name: &str, index: u64, row: &proto::ExploreRow) -> StoreResult<bool>;
+
     /// At most `limit` recorded rows of job `name`, from row `start` on, in order, and no more of
-    /// them than fit in `max_bytes` encoded (the first row always). A row that does not decode is
-    /// skipped (and logged).
-    fn rows(&self, name: &str, start: u64, limit: usize, max_bytes: usize) -> StoreResult<Vec<proto::ExploreRow>>;
+    /// them than fit in `max_bytes` encoded (the first row always); they stop before a row that is
+    /// missing, does not decode or fails its check (logged), which [`Rows::hole`] says.
+    fn rows(&self, name: &str, start: u64, limit: usize, max_bytes: usize) -> StoreResult<Rows>;
 
     /// Writes everything to durable storage.
     fn flush(&self) -> StoreResult<()>;
@@ -266,8 +274,11 @@ pub trait JobRecords: Send + Sync {
     /// Gives the lease of job `name` back (its run ended or stopped).
     fn release(&self, _name: &str) {}
 
-    /// Renews every lease this replica holds (called about once a second).
-    fn renew(&self) {}
+    /// Renews every lease this replica holds (called about once a second); returns the jobs whose
+    /// lease another replica holds now (this replica's runs of them must stop).
+    fn renew(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// The unfinished jobs whose lease nobody holds (their replica died or stopped).
     fn unclaimed(&self) -> StoreResult<Vec<String>> {
@@ -296,7 +307,7 @@ pub trait JobRecords: Send + Sync {
 
     /// How the store is doing, for the metrics (cheap: no I/O).
     fn condition(&self) -> StoreCondition {
-        StoreCondition { writable: true, bytes: 0, moved_aside: 0 }
+        StoreCondition { writable: true, ..StoreCondition::default() }
     }
 
     /// Opens the store again if it was closed for want of space and can write now (called about
@@ -306,7 +317,17 @@ pub trait JobRecords: Send + Sync {
     }
 }
 
-/// How a job store is doing (`nimber_jobs_store_*`).
+/// Rows read from a job's table ([`JobRecords::rows`]): consecutive from the first asked for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rows {
+    /// The rows, in order.
+    pub rows: Vec<proto::ExploreRow>,
+    /// Whether the read stopped at a hole: the row after these is missing, does not decode or
+    /// failed its check (it is to be computed again).
+    pub hole: bool,
+}
+
+/// How a job store is doing (`nimber_jobs_store_*`, `nimber_jobs_rejected_total`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StoreCondition {
     /// Whether it can be read and written (false while the local store waits for space).
@@ -315,6 +336,13 @@ pub struct StoreCondition {
     pub bytes: u64,
     /// How many times an unreadable local store was moved aside since the start.
     pub moved_aside: u64,
+    /// Records read that failed their check, since the start (Redis with a secret).
+    pub rejected_records: u64,
+    /// Table rows read that failed their check, since the start (Redis with a secret).
+    pub rejected_rows: u64,
+    /// Items this replica saved over a row of the same item, since the start: computed twice
+    /// (Redis).
+    pub duplicate_items: u64,
 }
 
 /// The request id of `record` (empty when it has none).

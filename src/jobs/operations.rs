@@ -47,6 +47,9 @@ pub async fn rows(
 /// The stream of WatchExplore.
 pub type OperationStream = Pin<Box<dyn Stream<Item = Result<Operation, Status>> + Send>>;
 
+/// How long WaitOperation waits before it asks a job store that did not answer again.
+const STORE_PATIENCE: Duration = Duration::from_millis(200);
+
 /// How often WatchExplore pushes the operation while the job runs.
 const WATCH_EVERY: Duration = Duration::from_secs(1);
 
@@ -158,12 +161,32 @@ impl Operations for OperationsService {
         let mut changes = self.runner.changes();
         let name = request.name;
         let wait = async {
+            let mut seen = false;
             loop {
                 let lookup = name.clone();
-                let operation = blocking(&self.runner, move |runner| runner.operation(&lookup)).await?;
+                let operation = match blocking(&self.runner, move |runner| runner.operation(&lookup)).await {
+                    Ok(operation) => operation,
+                    // It existed, unfinished, while this call waited.
+                    Err(status) if seen && status.code() == tonic::Code::NotFound => {
+                        return Err(Status::data_loss(format!(
+                            "the record of operation {} vanished while this call waited for it: the jobs Redis \
+                             restarted empty, was flushed or evicted keys (it must keep its data), or the operation \
+                             was deleted",
+                            quoted(&name)
+                        )))
+                    }
+                    // A store that does not answer for a moment (a pause, a restart of Redis) is
+                    // waited out, as the job itself waits it out.
+                    Err(status) if status.code() == tonic::Code::Unavailable => {
+                        let _ = tokio::time::timeout(STORE_PATIENCE, changes.changed()).await;
+                        continue;
+                    }
+                    Err(status) => return Err(status),
+                };
                 if operation.done {
                     return Ok(operation);
                 }
+                seen = true;
                 let _ = changes.changed().await;
             }
         };

@@ -186,6 +186,12 @@ struct JobLabel {
     job: &'static str,
 }
 
+/// What a job store rejected: a record or a row.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WhatLabel {
+    what: &'static str,
+}
+
 /// The jobs' counts, read at each scrape from the runner (two locks, no I/O).
 pub(super) struct JobsCollector(pub(super) Arc<Runner>);
 
@@ -249,6 +255,29 @@ impl Collector for JobsCollector {
             "nimber_job_part_lease_seconds",
             "Seconds spent taking and giving back the leases of job parts in the shared job store",
             counts.part_lease_seconds,
+        )?;
+        let mut rejected = encoder.encode_descriptor(
+            "nimber_jobs_rejected",
+            "Job records and table rows read from Redis that failed their check (edited, damaged, or written without \
+             the fleet's secret), never served",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        for (what, count) in [("record", counts.store.rejected_records), ("row", counts.store.rejected_rows)] {
+            ConstCounter::new(count).encode(rejected.encode_family(&WhatLabel { what })?)?;
+        }
+        encode_counter(
+            &mut encoder,
+            "nimber_job_parts_duplicated",
+            "Items of Explore jobs this replica saved over a row of the same item: computed twice (by two replicas, \
+             or again after a job-store outage)",
+            counts.store.duplicate_items,
+        )?;
+        encode_counter(
+            &mut encoder,
+            "nimber_jobs_rows_recomputed",
+            "Rows of job tables computed again because the job store lost them or they failed their check",
+            counts.rows_recomputed,
         )?;
         Ok(())
     }

@@ -206,6 +206,13 @@ pub fn remember(sequence: &Arc<Sequence>, memo: &dyn Memo) {
     memo.put_bytes(GameTag::Heaps, &rules.canonical_bytes(), bytes, sequence.computed());
 }
 
+/// The values of `rules` known without computing: this process's, else the memo's (which may
+/// read the disk and the network: never call it on the async runtime).
+pub fn known_values(rules: &Rules, memo: &dyn Memo) -> Option<Arc<Sequence>> {
+    let stored = || memo.get_bytes(GameTag::Heaps, &rules.canonical_bytes());
+    in_process(rules).or_else(|| Sequence::decode(rules.clone(), &stored()?).map(Arc::new))
+}
+
 /// The values of `rules` this process holds: from the cache, or at once for Nim (G(n) = n, proven).
 fn in_process(rules: &Rules) -> Option<Arc<Sequence>> {
     SEQUENCES.get(rules).or_else(|| {

@@ -345,11 +345,10 @@ impl<P: Piece> Board<P> {
         Ok(None)
     }
 
-    /// The boards this board's moves lead to, for a fleet to solve first (see
-    /// [`ServedGame::fleet_parts`](super::registry::ServedGame::fleet_parts)): one for each
-    /// different set of searched components (equal up to symmetry), only those with a component of
-    /// at least [`Piece::MEMO_MIN_POINTS`] (the search of this board reads those from the memo),
-    /// the largest first, at most `most`.
+    /// The boards this board's moves lead to, as a long solve's root options (`examples/root-options`
+    /// tells which of them a store settles): one for each different set of searched components
+    /// (equal up to symmetry), only those with a component of at least [`Piece::MEMO_MIN_POINTS`]
+    /// (the search of this board reads those from the memo), the largest first, at most `most`.
     pub fn option_boards(&self, most: usize) -> Vec<Self> {
         let mut seen = std::collections::HashSet::new();
         let mut options: Vec<(u32, Self)> = self

@@ -169,11 +169,6 @@ impl ServedGame for Board {
         self.value_from(lookup)
     }
 
-    /// The boards its moves lead to ([`Board::option_boards`]).
-    fn fleet_parts(&self, most: usize) -> Vec<Self> {
-        self.option_boards(most)
-    }
-
     /// 1 to 6 cells a side, a fifth of them blocked, so that brute force and search stay fast.
     fn random_message(random: &mut SplitMix, _sizes: Sizes) -> proto::Tetris {
         let (height, width) = (random.range(1, 6) as usize, random.range(1, 6) as usize);

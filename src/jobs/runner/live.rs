@@ -7,6 +7,9 @@ use super::*;
 pub(super) struct Live {
     pub(super) cancel: Arc<AtomicBool>,
     pub(super) cancelled_by_user: AtomicBool,
+    /// Set when another replica of the fleet took the job (this one lost its lease): the run
+    /// stops and writes nothing more.
+    pub(super) superseded: AtomicBool,
     pub(super) components_searched: AtomicU64,
     pub(super) cache_hits: AtomicU64,
     pub(super) positions_computed: AtomicU64,
@@ -23,12 +26,19 @@ pub(super) struct Live {
 }
 
 impl Live {
+    /// Stops the run: another replica of the fleet runs the job now.
+    pub(super) fn supersede(&self) {
+        self.superseded.store(true, Ordering::Relaxed);
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
     pub(super) fn start(record: &JobRecord, cpu_clock: Option<libc::clockid_t>) -> Self {
         let progress = record.progress.unwrap_or_default();
         let duration = |value: Option<prost_types::Duration>| value.and_then(|d| d.try_into().ok()).unwrap_or_default();
         Self {
             cancel: Arc::new(AtomicBool::new(false)),
             cancelled_by_user: AtomicBool::new(false),
+            superseded: AtomicBool::new(false),
             components_searched: AtomicU64::new(progress.components_searched),
             cache_hits: AtomicU64::new(progress.cache_hits),
             positions_computed: AtomicU64::new(progress.positions_computed),

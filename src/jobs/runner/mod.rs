@@ -105,6 +105,8 @@ pub enum JobsError {
     ResourceExhausted(String),
     /// The request id names the operation of another request.
     AlreadyExists(String),
+    /// What the call needs was lost by the store and cannot be computed again here.
+    DataLoss(String),
     /// The job store failed.
     Store(StoreError),
 }
@@ -147,6 +149,10 @@ struct RunnerState {
     helping: Mutex<Helping>,
     /// The parts of jobs this replica computed.
     parts: PartCounts,
+    /// Rows of tables computed again because the store lost them or they failed their check.
+    rows_recomputed: AtomicU64,
+    /// Jobs whose record vanished while they ran here, and when (see `RunnerState::record_vanished`).
+    lost: Mutex<HashMap<String, SystemTime>>,
 }
 
 /// How many jobs this runner ended, by final state: every end it saved counts once, a cancel
@@ -194,6 +200,8 @@ pub struct JobCounts {
     pub parts_computing: u64,
     /// Seconds spent taking and giving back the leases of parts.
     pub part_lease_seconds: f64,
+    /// Rows of tables computed again because the store lost them or they failed their check.
+    pub rows_recomputed: u64,
 }
 
 /// How often running jobs are checkpointed (progress saved, memo flushed).
@@ -203,6 +211,10 @@ const SHOW_EVERY: Duration = Duration::from_millis(250);
 /// How long DeleteOperation waits for a job cancelled here to stop, and how often it looks.
 const CANCEL_PATIENCE: Duration = Duration::from_secs(10);
 const CANCEL_POLL: Duration = Duration::from_millis(5);
+/// How long a replica says what became of a job whose record vanished while it ran here, and the
+/// most such jobs it remembers.
+const LOST_GRACE: Duration = Duration::from_secs(3600);
+const LOST_MOST: usize = 10_000;
 /// How often finished operations past their retention are deleted (more often when the retention
 /// itself is shorter).
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
@@ -243,6 +255,8 @@ impl Runner {
             checkpoint_warnings: RateLimit::new(),
             helping: Default::default(),
             parts: Default::default(),
+            rows_recomputed: AtomicU64::new(0),
+            lost: Mutex::new(HashMap::new()),
         });
         if !shared.store.is_shared() && shared.store.condition().writable {
             shared.queue_unfinished()?;
@@ -299,8 +313,10 @@ impl Runner {
     }
 
     /// The operation `name`, with live progress while it runs. Blocking.
+    /// A job whose record vanished while it ran here is DATA_LOSS, saying so, for a while.
     pub fn operation(&self, name: &str) -> Result<Operation, JobsError> {
-        let record = self.shared.store.get(name)?.ok_or_else(|| not_found(name))?;
+        let record =
+            self.shared.store.get(name)?.ok_or_else(|| self.shared.lost(name).unwrap_or_else(|| not_found(name)))?;
         Ok(self.shared.overlay(record).operation())
     }
 
@@ -322,7 +338,8 @@ impl Runner {
         // Not saved if the job ended meanwhile (on another replica of the fleet): it stays as it ended.
         match shared.store.put(&record)? {
             Put::Saved => shared.ended.count(ExploreState::Cancelled),
-            Put::Ended => {}
+            // (Fenced: never, as this replica does not run the job; its runner's end stays.)
+            Put::Ended | Put::Fenced => {}
             Put::Gone => return Err(not_found(name)),
         }
         shared.store.flush()?;
@@ -394,10 +411,44 @@ impl Runner {
         let page_size = crate::page::page_size(page_size, DEFAULT_ROWS_PAGE, MAX_ROWS_PAGE);
         // Never past the table's end (a chain's state may have shortened it after rows were saved).
         let page_size = page_size.min(usize::try_from(total - start).unwrap_or(usize::MAX));
-        let rows = self.shared.store.rows(name, start, page_size, MAX_ROWS_PAGE_BYTES)?;
+        let mut rows = Vec::new();
+        loop {
+            let asked = page_size - rows.len();
+            let read = self.shared.store.rows(name, start + rows.len() as u64, asked, MAX_ROWS_PAGE_BYTES)?;
+            rows.extend(read.rows);
+            if !read.hole || rows.len() == page_size {
+                break;
+            }
+            let index = start + rows.len() as u64;
+            rows.push(self.repaired_row(&record, index)?);
+        }
         let end = start + rows.len() as u64;
         let next = if end < total { rows_token(name, end) } else { String::new() };
         Ok((rows, next, total))
+    }
+
+    /// Row `index` of the table of finished job `record`, which the table lost or which failed its
+    /// check: computed anew from what the memo holds (its values were memoized when the job ran),
+    /// saved, and counted; DATA_LOSS when the memo no longer knows it (the job must run again).
+    fn repaired_row(&self, record: &JobRecord, index: u64) -> Result<proto::ExploreRow, JobsError> {
+        let name = &record.name;
+        let lost = || {
+            JobsError::DataLoss(format!(
+                "row {index} of the table of operation {name} is missing or failed its check, and the store no longer \
+                 holds its value: run the job again"
+            ))
+        };
+        let request = record.request.clone().unwrap_or_default();
+        let job = family::job_from_request(&request).map_err(|_| lost())?;
+        let row = job.row_from_memo(index, &*self.shared.memo).ok_or_else(lost)?;
+        self.shared.store.repair_item(name, index, &row)?;
+        self.shared.rows_recomputed.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(
+            name,
+            index,
+            "a row of a finished job's table was missing or failed its check; computed it anew"
+        );
+        Ok(row)
     }
 
     /// The search threads the jobs use, which the server's solves share.
@@ -420,6 +471,7 @@ impl Runner {
             parts_of_other_jobs: shared.parts.of_other_jobs.load(Ordering::Relaxed),
             parts_computing: shared.parts.computing.load(Ordering::Relaxed),
             part_lease_seconds: shared.parts.lease_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            rows_recomputed: shared.rows_recomputed.load(Ordering::Relaxed),
         }
     }
 

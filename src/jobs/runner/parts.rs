@@ -3,11 +3,12 @@
 //! free worker takes some.
 //!
 //! - A family's parts are its items: whoever computes one records its row in the job store.
-//! - A single position's parts, when its request asks for a split (`split_across_replicas`), are
-//!   the positions its moves lead to ([`Position::fleet_parts`]): whoever computes one leaves its
-//!   components' values in the shared memo, where the owner's own search then finds them. A part
-//!   is done once its value is found there without a search. Solving every option whole costs
-//!   more than the owner's search, which only asks questions of them: hence opt-in.
+//! - A sum's parts, when its request asks for a split (`split_across_replicas`), are its components
+//!   that need a search ([`Position::fleet_parts`]): whoever computes one leaves its value in the
+//!   shared memo, where the owner's solve then finds it. A part is done once its value is found
+//!   there without a search. The components are independent questions, so dividing them costs no
+//!   more CPU than one replica's solve; one search is never divided (it cost 19 to 380 times one
+//!   replica's CPU: the split is refused for a position with fewer than two parts).
 //!
 //! The job's **owner** (the replica holding the job's lease) works through the parts like any
 //! other replica, then waits for the parts others hold, taking over any whose lease expires (its
@@ -119,25 +120,36 @@ impl RunnerState {
                 pending.reverse();
             }
             let mut held_elsewhere = false;
-            for part in pending {
+            'parts: for part in pending {
                 budget.check()?;
                 if role == Role::Helper && !lock(&self.queue).is_empty() {
                     // A job of this replica's own is waiting.
                     return self.saved(parts, budget).map(|()| computed);
                 }
-                let leased = !outage.now && {
+                let leased = loop {
+                    if !outage.ask_store() {
+                        break false;
+                    }
                     let asked = Instant::now();
                     let claimed = self.store.claim_part(name, part);
                     self.parts.lease_nanos.fetch_add(asked.elapsed().as_nanos() as u64, Ordering::Relaxed);
                     match claimed {
-                        Ok(true) => true,
+                        Ok(true) => {
+                            outage.over(name);
+                            break true;
+                        }
                         Ok(false) => {
                             held_elsewhere = true;
-                            continue;
+                            continue 'parts;
                         }
                         Err(error) if shared && role == Role::Owner => {
                             outage.begins(name, &error);
-                            false
+                            if !outage.is_long() {
+                                // Perhaps a blip: the store is asked again before going on alone.
+                                wait(OUTAGE_RETRY, budget)?;
+                                continue;
+                            }
+                            break false;
                         }
                         Err(error) if shared => {
                             outage.begins(name, &error);
@@ -260,7 +272,9 @@ impl RunnerState {
                 helping.exhausted.insert(name.to_string());
                 Ok(())
             }
-            Ok(_) | Err(Stopped::Interrupted(_) | Stopped::Superseded | Stopped::Invalid(_)) => Ok(()),
+            Ok(_) | Err(Stopped::Interrupted(_) | Stopped::Superseded | Stopped::Invalid(_) | Stopped::DataLoss(_)) => {
+                Ok(())
+            }
             Err(Stopped::Store(error)) => Err(error),
         }
     }
@@ -289,14 +303,40 @@ impl RunnerState {
     }
 }
 
+/// How often a part loop asks a store that did not answer again, part by part.
+const OUTAGE_RETRY: Duration = Duration::from_millis(100);
+
+/// How long the store may not answer before the owner computes parts alone, without leases: a
+/// shorter outage (a blip, a pause of Redis) is waited out, so it costs the parts in flight rather
+/// than parts computed twice.
+const ALONE_AFTER: Duration = Duration::from_secs(2);
+
 /// Whether the shared store answers a part loop now, logged once per outage.
 #[derive(Default)]
 struct Outage {
     now: bool,
+    /// When the outage began, and when the store last failed.
+    began: Option<Instant>,
+    failed: Option<Instant>,
 }
 
 impl Outage {
+    /// Whether to ask the store: it answered last time, the outage is short, or [`OUTAGE_RETRY`]
+    /// passed since the store last failed.
+    fn ask_store(&self) -> bool {
+        !self.now || !self.is_long() || self.failed.is_none_or(|failed| failed.elapsed() >= OUTAGE_RETRY)
+    }
+
+    /// Whether the store has not answered for [`ALONE_AFTER`] or longer.
+    fn is_long(&self) -> bool {
+        self.now && self.began.is_some_and(|began| began.elapsed() >= ALONE_AFTER)
+    }
+
     fn begins(&mut self, name: &str, error: &StoreError) {
+        self.failed = Some(Instant::now());
+        if !self.now {
+            self.began = self.failed;
+        }
         if !std::mem::replace(&mut self.now, true) {
             tracing::warn!(
                 name,
@@ -408,8 +448,8 @@ impl PartList for Items<'_, '_> {
     }
 }
 
-/// The positions a single position's moves lead to, as parts: a part is done once its value is
-/// found in the memo without a search.
+/// The components of a sum that need a search, as parts: a part is done once its value is found in
+/// the memo without a search.
 pub(super) struct Positions<'r, 'c> {
     parts: Vec<Position>,
     /// The parts computed here: done, even if the memo did not keep them.
@@ -418,8 +458,9 @@ pub(super) struct Positions<'r, 'c> {
 }
 
 impl<'r, 'c> Positions<'r, 'c> {
-    /// The parts of `position`, if its request asks for a split (`split_across_replicas`) and
-    /// the replicas share values (`--shared-cache`); none otherwise.
+    /// The parts of `position` (the components of a sum that need a search), if its request asks
+    /// for a split (`split_across_replicas`) and the replicas share values (`--shared-cache`);
+    /// none otherwise.
     pub(super) fn new(
         runner: &RunnerState,
         (position, split): (&Position, bool),

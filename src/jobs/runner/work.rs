@@ -3,7 +3,7 @@
 //! jobs nobody runs, reopening a store that waited for space).
 
 use super::live::{lower_priority, thread_cpu_clock, CountingMemo};
-use super::parts::{Items, Positions, Role};
+use super::parts::{Items, PartList, Positions, Role};
 use super::*;
 use crate::games::Position;
 
@@ -29,6 +29,8 @@ pub(super) enum Stopped {
     Store(StoreError),
     /// The job's record ended or is gone meanwhile: its run writes nothing more.
     Superseded,
+    /// What the job computed keeps vanishing from the store: why.
+    DataLoss(String),
 }
 
 impl From<Interrupted> for Stopped {
@@ -158,12 +160,18 @@ impl RunnerState {
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| self.execute(name, &request, &live)));
         self.memo.flush();
 
+        if live.superseded.load(Ordering::Relaxed) {
+            lock(&self.live).remove(name);
+            tracing::warn!(name, "another replica of the fleet runs this job now (it took the lease this one lost); this run stopped and wrote nothing more");
+            self.changed();
+            return Ok(());
+        }
         // What the run found is kept through an outage of a shared store (see [`Self::answered`]).
         let record = self.answered(|| self.store.get(name));
         let _transition = lock(&self.transitions);
         lock(&self.live).remove(name);
         let Some(mut record) = record? else {
-            record_vanished(name);
+            self.record_vanished(name);
             self.changed();
             return Ok(());
         };
@@ -199,6 +207,9 @@ impl RunnerState {
             Ok(Err(Stopped::Invalid(message))) => {
                 record.finish(ExploreState::Failed, Some(status(tonic::Code::InvalidArgument, message)))
             }
+            Ok(Err(Stopped::DataLoss(message))) => {
+                record.finish(ExploreState::Failed, Some(status(tonic::Code::DataLoss, message)))
+            }
             Ok(Err(Stopped::Store(error))) => return Err(error),
             Ok(Err(Stopped::Superseded)) => {
                 // Its record ended or went between the item it could not save and the read above.
@@ -219,7 +230,15 @@ impl RunnerState {
                 return Ok(());
             }
             Put::Gone => {
-                record_vanished(name);
+                self.record_vanished(name);
+                self.changed();
+                return Ok(());
+            }
+            Put::Fenced => {
+                tracing::warn!(
+                    name,
+                    "another replica of the fleet took this job meanwhile; this run's end is not written"
+                );
                 self.changed();
                 return Ok(());
             }
@@ -325,7 +344,51 @@ impl RunnerState {
         live.items_done.store(recorded, Ordering::Relaxed);
         live.items_done_before_run.store(recorded, Ordering::Relaxed);
         self.work_on_parts(name, Role::Owner, &budget, &mut parts)?;
-        Ok((self.store.rows(name, 0, INLINE_ROWS, INLINE_ROWS_BYTES)?, total))
+        self.recompute_holes(name, total, &mut parts)?;
+        Ok((self.store.rows(name, 0, INLINE_ROWS, INLINE_ROWS_BYTES)?.rows, total))
+    }
+
+    /// Reads every row of family job `name`'s table (of `total` rows) back, and computes again each
+    /// one missing or failing its check (deleted, edited, cut short, or written without the fleet's
+    /// secret in Redis; counted): a table is whole and authentic when its job succeeds. Rows that
+    /// keep vanishing, pass after pass, end the job with DATA_LOSS.
+    fn recompute_holes(&self, name: &str, total: u64, parts: &mut Items) -> Result<(), Stopped> {
+        const PASSES: usize = 3;
+        for _ in 0..PASSES {
+            let holes = self.holes(name, total)?;
+            if holes.is_empty() {
+                return Ok(());
+            }
+            tracing::warn!(
+                name,
+                rows = holes.len(),
+                "rows of a job's table were missing or failed their check; computing them again"
+            );
+            for hole in holes {
+                parts.compute(hole)?;
+                self.rows_recomputed.fetch_add(1, Ordering::Relaxed);
+            }
+            parts.save()?;
+        }
+        Err(Stopped::DataLoss(format!(
+            "rows of the table kept vanishing from the job store or failing their check, {PASSES} times: is something \
+             else writing to the jobs Redis?"
+        )))
+    }
+
+    /// The rows of job `name`'s table (of `total` rows) that are missing or fail their check.
+    fn holes(&self, name: &str, total: u64) -> StoreResult<Vec<u64>> {
+        const AT_ONCE: u64 = 4096;
+        let (mut holes, mut next) = (Vec::new(), 0);
+        while next < total {
+            let read = self.store.rows(name, next, AT_ONCE.min(total - next) as usize, usize::MAX)?;
+            next += read.rows.len() as u64;
+            if read.hole {
+                holes.push(next);
+                next += 1;
+            }
+        }
+        Ok(holes)
     }
 
     /// When the request asks for a split and the fleet shares values (`--shared-cache`), computes
@@ -365,7 +428,7 @@ impl RunnerState {
         // Rows saved before: the leading run of them (rows are saved in order); the state goes on
         // from their values.
         let saved = (0..).take_while(|index| recorded.contains(index)).count();
-        let mut state = chain.start(&self.store.rows(name, 0, saved, usize::MAX)?);
+        let mut state = chain.start(&self.store.rows(name, 0, saved, usize::MAX)?.rows);
         let saved_rows = state.complete_rows();
         let show = |state: &ChainState| {
             live.items_total.store(state.items_total(), Ordering::Relaxed);
@@ -384,7 +447,8 @@ impl RunnerState {
             return Err(Stopped::Superseded);
         }
         live.items_total.store(state.items_done(), Ordering::Relaxed);
-        Ok((state.answer(), self.store.rows(name, 0, INLINE_ROWS.min(total as usize), INLINE_ROWS_BYTES)?, total))
+        let inline = self.store.rows(name, 0, INLINE_ROWS.min(total as usize), INLINE_ROWS_BYTES)?.rows;
+        Ok((state.answer(), inline, total))
     }
 
     /// Steps `state` until it is done, showing its progress and saving its rows from `saved_rows`
@@ -461,7 +525,11 @@ impl RunnerState {
                     tracing::warn!(%error, "queueing the unfinished jobs again failed");
                 }
             }
-            self.store.renew();
+            for name in self.store.renew() {
+                if let Some(live) = lock(&self.live).get(&name) {
+                    live.supersede();
+                }
+            }
             if let Err(error) = self.save_progress() {
                 if self.checkpoint_warnings.allow() {
                     tracing::warn!(%error, "saving job progress failed (one line a minute)");
@@ -513,6 +581,8 @@ impl RunnerState {
                 // Its record is gone (a flushed or evicting Redis): the run stops, and the worker,
                 // finding no record, writes nothing and says so.
                 Put::Gone => live.cancel.store(true, Ordering::Relaxed),
+                // Another replica took the job: this run stops and writes nothing more.
+                Put::Fenced => live.supersede(),
             }
         }
         Ok(())
@@ -578,11 +648,36 @@ impl RunnerState {
     }
 }
 
-/// Says that job `name`'s record vanished while it ran (deleted behind the runner's back, or lost
-/// by the store: a `FLUSHALL` or an eviction in Redis): its run stopped and wrote nothing more.
-pub(super) fn record_vanished(name: &str) {
-    tracing::error!(
-        name,
-        "the job's record vanished from the job store (flushed or evicted?); its run stopped and wrote nothing more"
-    );
+impl RunnerState {
+    /// Says that job `name`'s record vanished while it ran (deleted behind the runner's back, or
+    /// lost by the store: a `FLUSHALL`, an eviction, a restart without persistence in Redis): its
+    /// run stopped and wrote nothing more. The replica remembers it for [`LOST_GRACE`], so that
+    /// GetOperation and WaitOperation say what became of the job rather than NOT_FOUND.
+    pub(super) fn record_vanished(&self, name: &str) {
+        tracing::error!(
+            name,
+            "the job's record vanished from the job store (flushed, evicted, or Redis restarted empty?); its run \
+             stopped and wrote nothing more"
+        );
+        let mut lost = lock(&self.lost);
+        lost.retain(|_, when: &mut SystemTime| when.elapsed().is_ok_and(|age| age < LOST_GRACE));
+        if lost.len() < LOST_MOST {
+            lost.insert(name.to_string(), SystemTime::now());
+        }
+    }
+
+    /// DATA_LOSS for job `name` if this replica saw its record vanish within [`LOST_GRACE`].
+    pub(super) fn lost(&self, name: &str) -> Option<JobsError> {
+        let when = *lock(&self.lost).get(name)?;
+        let age = when.elapsed().ok().filter(|age| *age < LOST_GRACE)?;
+        let when: prost_types::Timestamp = when.into();
+        Some(JobsError::DataLoss(format!(
+            "the job store lost the record of operation {name} while the job ran, {}s ago (at {}): the jobs Redis \
+             restarted empty, was flushed or evicted keys (it must keep its data: appendonly yes, maxmemory-policy \
+             noeviction); the job's run stopped, and what it computed of the positions is in the cache: submit the \
+             request again to run it anew",
+            age.as_secs(),
+            when.seconds,
+        )))
+    }
 }
