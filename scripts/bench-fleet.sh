@@ -9,14 +9,17 @@
 #      A is killed with kill -9 and the time until B runs it again is measured, with the default lease
 #      and with JOB_LEASE_MS, with the items A had finished and those recorded in Redis, which B skips;
 #   4. one job on many replicas: a family job (sub-boards of FAMILY_BOARD, one cell blocked) on one
-#      replica, then on three sharing Redis, and a board's Solve job (SPLIT_BOARD) on one replica
-#      without a split, then split across two (split_across_replicas); each replica on one search
-#      thread. Rows: wall time, CPU of every replica, parts each replica computed, lease seconds per
-#      part, and the wall time projected on N machines from the measured part times.
+#      replica, then on three sharing Redis, and the Solve job of a sum of boards (SPLIT_SUM) on one
+#      replica without a split, then split across three (split_across_replicas: each board a part);
+#      each replica on one search thread. Rows: wall time, CPU of every replica, parts each replica
+#      computed, lease seconds per part, and the wall time projected on N machines from the measured
+#      part times. A single board split across replicas (SPLIT_BOARD) is refused at once
+#      (INVALID_ARGUMENT), which the part checks.
 #
 # Usage: scripts/bench-fleet.sh        (REQUESTS=200 distinct boards per run)
 # Knobs (environment): REQUESTS, CONCURRENCY, SIZES (board sizes for part 1, e.g. "7 8 9"),
-# LATENCY_CALLS (500), JOB_LEASE_MS (1000), FAMILY_BOARD (7x11), SPLIT_BOARD (8x10);
+# LATENCY_CALLS (500), JOB_LEASE_MS (1000), FAMILY_BOARD (7x11), SPLIT_SUM ("8x11 9x10 8x12 9x11"),
+# SPLIT_BOARD (8x10);
 # PART1=0, PART2=0, PART3=0, PART4=0 skip a part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +33,7 @@ LATENCY_CALLS=${LATENCY_CALLS:-500}
 JOB_LEASE_MS=${JOB_LEASE_MS:-1000}
 FAMILY_BOARD=${FAMILY_BOARD:-7x11}
 SPLIT_BOARD=${SPLIT_BOARD:-8x10}
+SPLIT_SUM=${SPLIT_SUM:-"8x11 9x10 8x12 9x11"}
 PART1=${PART1:-1} PART2=${PART2:-1} PART3=${PART3:-1} PART4=${PART4:-1}
 
 cargo build --release --bins --example fleet-operations
@@ -237,19 +241,28 @@ IFS=x read -r family_rows family_columns <<<"$FAMILY_BOARD"
 IFS=x read -r split_rows split_columns <<<"$SPLIT_BOARD"
 rows_json() { python3 -c "import json; print(json.dumps(['0' * $2] * $1))"; }
 family_job="{\"subBoards\": {\"board\": {\"rows\": $(rows_json "$family_rows" "$family_columns")}, \"maxBlocked\": 1}}"
-solve_job="{\"solve\": {\"position\": {\"tetris\": {\"rows\": $(rows_json "$split_rows" "$split_columns")}}}"
+components=""
+for size in $SPLIT_SUM; do
+    IFS=x read -r rows columns <<<"$size"
+    components+="${components:+, }{\"tetris\": {\"rows\": $(rows_json "$rows" "$columns")}}"
+done
+solve_job="{\"solve\": {\"position\": {\"sum\": {\"components\": [$components]}}}"
 echo "| run | replicas | wall | CPU of all replicas | parts by replica | lease time per part |"
 echo "|---|---|---|---|---|---|"
 divided "family-1" 1 "$family_job"
 divided "family-3" 3 "$family_job"
-divided "solve-1" 1 "$solve_job}"
-divided "split-2" 2 "$solve_job, \"splitAcrossReplicas\": true}"
-root=$(python3 -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["response"]["solve"]["stats"]["elapsedMicros"]) / 1e6)' "$work/div-solve-1.result")
+divided "sum-1" 1 "$solve_job}"
+divided "sum-split-3" 3 "$solve_job, \"splitAcrossReplicas\": true}"
+start_replica refusal --shared-cache "$redis_url"
+one_board="{\"solve\": {\"position\": {\"tetris\": {\"rows\": $(rows_json "$split_rows" "$split_columns")}}}, \"splitAcrossReplicas\": true}"
+echo
+echo "A ${split_rows}×${split_columns} board split across replicas: $(grpcurl -plaintext -d "$one_board" "$address" \
+    nimber.v1.Solver/Explore 2>&1 | sed -n 's/^ *Code: //p') (refused at once)"
 echo
 echo "Projected wall time on N machines (the part times of the run named, longest first to the machine free first):"
 echo
 echo "| run | parts | 1 | 2 | 4 | 8 | 16 | 64 |"
 echo "|---|---|---|---|---|---|---|---|"
 echo "| family-1 $(projection family-1 0)"
-echo "| split-2 (then the owner's search, timed as without a split: an upper bound) $(projection split-2 "$root")"
+echo "| sum-split-3 $(projection sum-split-3 0)"
 fi
