@@ -1,9 +1,10 @@
 //! The deploy files as an operator would use them: the Kubernetes manifest parses and names only
 //! flags, environment variables and ports the binary has (read from `nimber serve --help` and
-//! `nimber health --help`, so a renamed flag fails here), the Dockerfile builds with the README's
-//! command, and the systemd unit passes `systemd-analyze verify` and rates 3.0 or below in
-//! `systemd-analyze security` (systemd-analyze comes with the `systemd` package, which
-//! `scripts/test.sh` installs with apt-get when it is missing; it needs no running systemd).
+//! `nimber health --help`, so a renamed flag fails here), the Dockerfile builds with the command of
+//! `docs/operations.md` ("Running in production"), and the systemd unit passes `systemd-analyze
+//! verify` and rates 3.0 or below in `systemd-analyze security` (systemd-analyze comes with the
+//! `systemd` package, which `scripts/test.sh` installs with apt-get when it is missing; it needs no
+//! running systemd).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -104,12 +105,12 @@ fn check_pod(template: &Value, documents: &[Value]) {
 }
 
 #[test]
-fn the_dockerfile_builds_with_the_readme_command() {
+fn the_dockerfile_builds_with_the_documented_command() {
     let dockerfile = repo_file("deploy/Dockerfile");
     let build =
         dockerfile.lines().rev().find_map(|line| line.strip_prefix("RUN cargo build")).expect("RUN cargo build");
     let command = format!("cargo build{build}");
-    assert!(repo_file("README.md").contains(&command), "the README does not build with {command:?}");
+    assert!(repo_file("docs/operations.md").contains(&command), "docs/operations.md does not build with {command:?}");
     let ((_, serve_env), (_, health_env)) = (help_names("serve"), help_names("health"));
     let instructions = dockerfile.lines().filter(|line| !line.trim_start().starts_with('#'));
     for variable in instructions.flat_map(str::split_whitespace).filter_map(|word| word.strip_prefix("NIMBER_")) {

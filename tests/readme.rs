@@ -1,5 +1,6 @@
-//! The README's table of `serve` flags against the binary's own `nimber serve --help`: the same
-//! flags, each with its environment variable, and the default clap applies written in the table.
+//! The table of `serve` flags in `docs/operations.md` ("Flags and limits"; the README links to it)
+//! against the binary's own `nimber serve --help`: the same flags, each with its environment
+//! variable, and the default clap applies written in the table.
 
 use std::collections::BTreeMap;
 
@@ -38,11 +39,12 @@ fn flags_of_help() -> BTreeMap<String, Flag> {
     flags
 }
 
-/// The rows of the README's flag table: flag, environment variable, and the default column.
-fn rows_of_readme() -> BTreeMap<String, (Option<String>, String)> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+/// The rows of the flag table in `docs/operations.md`: flag, environment variable, and the default
+/// column.
+fn rows_of_operations_doc() -> BTreeMap<String, (Option<String>, String)> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md")).unwrap();
     let mut rows = BTreeMap::new();
-    for line in readme.lines().filter(|line| line.starts_with("| `--")) {
+    for line in doc.lines().filter(|line| line.starts_with("| `--")) {
         let cells: Vec<&str> = line.split(" | ").collect();
         let name = cells[0].trim_start_matches("| ");
         let flag = name.split('`').nth(1).unwrap().to_string();
@@ -53,19 +55,19 @@ fn rows_of_readme() -> BTreeMap<String, (Option<String>, String)> {
 }
 
 #[test]
-fn the_readme_documents_every_serve_flag_with_its_environment_variable_and_default() {
-    let (help, readme) = (flags_of_help(), rows_of_readme());
-    let undocumented: Vec<&String> = help.keys().filter(|flag| !readme.contains_key(*flag)).collect();
-    let unknown: Vec<&String> = readme.keys().filter(|flag| !help.contains_key(*flag)).collect();
-    assert!(undocumented.is_empty(), "flags missing from the README's table: {undocumented:?}");
-    assert!(unknown.is_empty(), "the README's table lists flags `serve` does not take: {unknown:?}");
+fn the_operations_doc_documents_every_serve_flag_with_its_environment_variable_and_default() {
+    let (help, doc) = (flags_of_help(), rows_of_operations_doc());
+    let undocumented: Vec<&String> = help.keys().filter(|flag| !doc.contains_key(*flag)).collect();
+    let unknown: Vec<&String> = doc.keys().filter(|flag| !help.contains_key(*flag)).collect();
+    assert!(undocumented.is_empty(), "flags missing from the table in docs/operations.md: {undocumented:?}");
+    assert!(unknown.is_empty(), "the table in docs/operations.md lists flags `serve` does not take: {unknown:?}");
     for (name, flag) in &help {
-        let (env, default) = &readme[name];
+        let (env, default) = &doc[name];
         assert_eq!(env, &flag.env, "{name}: the environment variable");
         if let Some(value) = &flag.default {
             assert!(
                 default.contains(&format!("`{value}`")),
-                "{name}: the README's default {default:?} lacks `{value}`"
+                "{name}: the default {default:?} in docs/operations.md lacks `{value}`"
             );
         }
     }
