@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 34's attacks on the heap games, on the release build (docs/BENCHMARKS.md, "Hardening 4"):
+# Issue 34's attacks on the heap games, on the release build (docs/BENCHMARKS.md, "Hardening";
+# the notebook docs/benchmarks-history.md, "Hardening 4"):
 #   1. two Analyze calls of 10 000 huge 0.16 heaps with a 1 s deadline, then a Cram Solve beside them:
 #      the status and time of each, and the server's CPU for all three;
 #   2. Solve of 8.0 heap 9 500 with a 2 s deadline: the status and when it came;
