@@ -19,6 +19,11 @@ use nimber::google::longrunning::{self as lro, operation::Result as OperationRes
 use nimber::proto::{self, ExploreState};
 use prost::Message;
 
+/// How long a test waits for a state (a job done, a lease taken, a line logged) before it calls the
+/// state never reached. A safety net, not a speed bound: on a 2-core machine running a build beside
+/// the tests, a divided job that takes 12 s alone once took over 120 s.
+const PATIENCE: Duration = Duration::from_secs(600);
+
 /// A `redis-server` of this test: no persistence, loopback only; killed when dropped.
 struct Redis {
     child: Option<Child>,
@@ -194,7 +199,7 @@ fn board_with_blocked_cell(rows: usize, columns: usize, cell: usize) -> proto::P
 }
 
 async fn solve(server: &TestServer, position: proto::Position) -> proto::SolveResponse {
-    let request = with_timeout(solve_request(position), Duration::from_secs(120));
+    let request = with_timeout(solve_request(position), PATIENCE);
     server.client().await.solve(request).await.expect("the solve succeeds").into_inner()
 }
 
@@ -229,7 +234,7 @@ async fn the_same_board_on_two_replicas_at_once_is_computed_once() {
             client.solve(solve_request(full_board(9))).await.unwrap().into_inner()
         })
     };
-    wait_until("A's lease", Duration::from_secs(30), || redis.leases() > 0 || on_a.is_finished());
+    wait_until("A's lease", PATIENCE, || redis.leases() > 0 || on_a.is_finished());
     let on_b = solve(&b, full_board(9)).await;
     let on_a = on_a.await.unwrap();
     assert_eq!(on_a.grundy, on_b.grundy);
@@ -247,9 +252,7 @@ async fn a_killed_lease_holder_is_taken_over_after_its_lease_expires() {
         client.solve(solve_request(board(9, 10))).await
     });
     // A holds the lease and has shared some of the components it computed.
-    wait_until("A's lease and shared values", Duration::from_secs(60), || {
-        redis.leases() > 0 && redis.value_keys().len() >= 20
-    });
+    wait_until("A's lease and shared values", PATIENCE, || redis.leases() > 0 && redis.value_keys().len() >= 20);
     a.kill();
     assert!(on_a.await.unwrap().is_err(), "A finished before it was killed");
     let on_b = solve(&b, board(9, 10)).await;
@@ -296,15 +299,15 @@ async fn redis_killed_under_load_costs_no_client_error_and_sharing_resumes_when_
     let (a, b) = (replica(&redis, &[]), replica(&redis, &[]));
     let (stop, answered) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
     let running = load(vec![a.url.clone(), b.url.clone()], stop.clone(), answered.clone());
-    wait_until("load", Duration::from_secs(30), || answered.load(Ordering::Relaxed) >= 50);
+    wait_until("load", PATIENCE, || answered.load(Ordering::Relaxed) >= 50);
 
     redis.kill();
     // Both replicas noticed, and went on answering.
-    wait_until("errors counted", Duration::from_secs(30), || {
+    wait_until("errors counted", PATIENCE, || {
         metric(&a, "nimber_shared_cache_errors_total") > 0.0 && metric(&b, "nimber_shared_cache_errors_total") > 0.0
     });
     let before = answered.load(Ordering::Relaxed);
-    wait_until("load without Redis", Duration::from_secs(30), || answered.load(Ordering::Relaxed) >= before + 100);
+    wait_until("load without Redis", PATIENCE, || answered.load(Ordering::Relaxed) >= before + 100);
     for server in [&a, &b] {
         let mut health = HealthClient::new(server.channel().await);
         let status = health.check(HealthCheckRequest { service: String::new() }).await.unwrap().into_inner().status;
@@ -321,7 +324,7 @@ async fn redis_killed_under_load_costs_no_client_error_and_sharing_resumes_when_
             .flat_map(move |columns| (0..rows * columns).map(move |cell| board_with_blocked_cell(rows, columns, cell)))
     });
     let mut boards = full.chain(one_blocked);
-    let give_up_by = Instant::now() + Duration::from_secs(30);
+    let give_up_by = Instant::now() + PATIENCE;
     loop {
         assert!(Instant::now() < give_up_by, "sharing did not resume after Redis came back");
         let position = boards.next().expect("sharing did not resume within the distinct boards");
@@ -370,7 +373,7 @@ async fn a_corrupt_value_in_redis_is_recomputed_and_overwritten_never_served() {
     assert!(metric(&b, "nimber_shared_cache_errors_total") >= 1.0);
     assert_eq!(metric(&b, "nimber_shared_cache_hits_total"), 0.0);
     // What B computed overwrote the damaged values.
-    wait_until("the damaged values overwritten", Duration::from_secs(10), || {
+    wait_until("the damaged values overwritten", PATIENCE, || {
         keys.iter().all(|key| {
             let bytes: Vec<u8> = redis::cmd("GET").arg(nimber::cache::value_key(key)).query(&mut connection).unwrap();
             nimber::cache::decode_value(key, &bytes).is_some()
@@ -469,7 +472,7 @@ async fn a_forged_value_with_a_valid_checksum_is_not_served_by_a_fleet_with_a_se
     assert_eq!(positions_computed(&on_b), positions_computed(&on_a), "B served a forged value");
     assert_eq!(metric(&b, "nimber_shared_cache_hits_total"), 0.0);
     assert!(rejected(&b, "format") >= 1.0);
-    wait_until("the forgeries overwritten", Duration::from_secs(10), || {
+    wait_until("the forgeries overwritten", PATIENCE, || {
         keys.iter().zip(&forgeries).all(|(key, forged)| get(&mut connection, key) != *forged)
     });
     // What B wrote is authentic: another replica of the fleet is served it.
@@ -514,7 +517,7 @@ async fn a_64_mb_value_in_redis_is_rejected_unread_and_overwritten() {
     let took = started.elapsed();
     assert_eq!((on_b.grundy, on_b.outcome), (truth.grundy, truth.outcome));
     assert!(took < Duration::from_secs(5), "the solve took {took:?}");
-    wait_until("the 64 MB value overwritten", Duration::from_secs(10), || {
+    wait_until("the 64 MB value overwritten", PATIENCE, || {
         let length: usize = redis::cmd("STRLEN").arg(nimber::cache::value_key(&key)).query(&mut connection).unwrap();
         length < 64
             && nimber::cache::decode_value(&key, &get(&mut connection, &key)).and_then(|s| s.value.nimber())
@@ -630,7 +633,7 @@ async fn without_a_secret_one_warning_says_so_and_a_secret_in_the_environment_is
     client.solve(solve_request(full_board(7))).await.unwrap();
     // Its value is in Redis in the authenticated format, not in the checksummed one.
     let mut connection = redis.connection().unwrap();
-    wait_until("the value in Redis", Duration::from_secs(10), || !get(&mut connection, &top_level_key(7)).is_empty());
+    wait_until("the value in Redis", PATIENCE, || !get(&mut connection, &top_level_key(7)).is_empty());
     assert_eq!(get(&mut connection, &top_level_key(7))[0], nimber::cache::VALUE_FORMAT_V3);
     drop(replica);
     let text = std::fs::read_to_string(&secret_log).unwrap();
@@ -735,17 +738,12 @@ async fn an_operation_started_on_one_replica_is_read_waited_for_and_cancelled_on
     let running = b.client().await.explore(long).await.unwrap().into_inner();
     assert_ne!(running.name, started.name);
     let mut on_a = operations(&a).await;
-    wait_for_job(&mut on_a, &running.name, Duration::from_secs(30), |progress| {
-        progress.state() == ExploreState::Running
-    })
-    .await;
+    wait_for_job(&mut on_a, &running.name, PATIENCE, |progress| progress.state() == ExploreState::Running).await;
     on_a.cancel_operation(lro::CancelOperationRequest { name: running.name.clone() }).await.unwrap();
     let request = lro::WaitOperationRequest { name: running.name.clone(), timeout: None };
     let cancelled = on_b.wait_operation(request).await.unwrap().into_inner();
     assert_eq!(job_progress(&cancelled).state(), ExploreState::Cancelled);
-    wait_until("B to stop running the cancelled job", Duration::from_secs(10), || {
-        metric(&b, "nimber_jobs_running") == 0.0
-    });
+    wait_until("B to stop running the cancelled job", PATIENCE, || metric(&b, "nimber_jobs_running") == 0.0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -758,14 +756,14 @@ async fn a_job_of_a_killed_replica_is_resumed_by_another_after_its_lease_expires
     // Nine quick boards (10×1 … 10×9), then the 10×10 that takes minutes.
     let name = a.client().await.explore(full_boards((10, 10), (1, 10))).await.unwrap().into_inner().name;
     let mut on_b = operations(&b).await;
-    wait_for_job(&mut on_b, &name, Duration::from_secs(120), |progress| progress.items_done == 9).await;
+    wait_for_job(&mut on_b, &name, PATIENCE, |progress| progress.items_done == 9).await;
     a.kill();
-    let resumed = wait_for_job(&mut on_b, &name, Duration::from_secs(30), |progress| {
+    let resumed = wait_for_job(&mut on_b, &name, PATIENCE, |progress| {
         progress.times_resumed == 1 && progress.state() == ExploreState::Running
     })
     .await;
     assert_eq!(job_progress(&resumed).items_done, 9, "the nine finished boards are not recomputed");
-    wait_until("B to run the job", Duration::from_secs(10), || metric(&b, "nimber_jobs_running") == 1.0);
+    wait_until("B to run the job", PATIENCE, || metric(&b, "nimber_jobs_running") == 1.0);
     on_b.cancel_operation(lro::CancelOperationRequest { name: name.clone() }).await.unwrap();
     let done = on_b.wait_operation(lro::WaitOperationRequest { name, timeout: None }).await.unwrap().into_inner();
     assert_eq!(job_progress(&done).state(), ExploreState::Cancelled);
@@ -833,13 +831,13 @@ async fn a_job_after_the_name_counter_is_lost_gets_a_new_name_and_the_old_job_st
     let a = replica(&redis, &[]);
     let (mut solver, mut client) = (a.client().await, operations(&a).await);
     let first = solver.explore(full_boards((1, 4), (1, 4))).await.unwrap().into_inner().name;
-    let first_done = wait_done(&mut client, &first, Duration::from_secs(60)).await;
+    let first_done = wait_done(&mut client, &first, PATIENCE).await;
     assert_eq!(sizes(&job_result(&first_done)), expected_sizes(4, 4));
 
     let _: i64 = redis::cmd("DEL").arg(jobs_key("next")).query(&mut redis.connection().unwrap()).unwrap();
     let second = solver.explore(full_boards((1, 4), (1, 5))).await.unwrap().into_inner().name;
     assert_ne!(second, first, "a name was given twice");
-    let second_done = wait_done(&mut client, &second, Duration::from_secs(60)).await;
+    let second_done = wait_done(&mut client, &second, PATIENCE).await;
     assert_eq!(sizes(&job_result(&second_done)), expected_sizes(4, 5), "the second job has its own table");
 
     let first_again = client.get_operation(lro::GetOperationRequest { name: first.clone() }).await.unwrap();
@@ -866,12 +864,12 @@ async fn a_flushall_while_a_job_runs_stops_that_job_and_the_next_job_has_its_own
     let (mut solver, mut client) = (a.client().await, operations(&a).await);
     // Nine quick boards (10×1 … 10×9), then the 10×10 that takes minutes.
     let family = solver.explore(full_boards((10, 10), (1, 10))).await.unwrap().into_inner().name;
-    wait_for_job(&mut client, &family, Duration::from_secs(120), |progress| progress.items_done >= 9).await;
+    wait_for_job(&mut client, &family, PATIENCE, |progress| progress.items_done >= 9).await;
 
     let () = redis::cmd("FLUSHALL").query(&mut redis.connection().unwrap()).unwrap();
     let solve = solver.explore(solve_job(board(2, 4))).await.unwrap().into_inner().name;
     assert_ne!(solve, family, "a name was given twice");
-    let done = wait_done(&mut client, &solve, Duration::from_secs(60)).await;
+    let done = wait_done(&mut client, &solve, PATIENCE).await;
     let result = job_result(&done);
     let expected = common::engine_value(&board(2, 4));
     match &result.answer {
@@ -880,7 +878,7 @@ async fn a_flushall_while_a_job_runs_stops_that_job_and_the_next_job_has_its_own
     }
     assert!(result.rows.is_empty() && result.total_rows == 0, "no rows of the family job: {result:?}");
 
-    wait_until("the family job to stop", Duration::from_secs(30), || metric(&a, "nimber_jobs_running") == 0.0);
+    wait_until("the family job to stop", PATIENCE, || metric(&a, "nimber_jobs_running") == 0.0);
     // The replica that ran it says what became of it (not NOT_FOUND, as it once did).
     let status = client.get_operation(lro::GetOperationRequest { name: family.clone() }).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::DataLoss, "{status:?}");
@@ -895,7 +893,7 @@ async fn a_flushall_while_a_job_runs_stops_that_job_and_the_next_job_has_its_own
         let text = std::fs::read_to_string(&log).unwrap();
         text.lines().find(|line| line.contains("vanished") && line.contains(&family)).map(str::to_string)
     };
-    wait_until("the line about the vanished job", Duration::from_secs(30), || vanished_line().is_some());
+    wait_until("the line about the vanished job", PATIENCE, || vanished_line().is_some());
     let line = vanished_line().unwrap();
     assert!(line.contains("ERROR"), "not an ERROR line: {line}");
 }
@@ -922,7 +920,7 @@ async fn keys_of_the_wrong_type_create_nothing_and_a_retry_then_creates_a_real_j
 
         let _: i64 = redis::cmd("DEL").arg(jobs_key(set)).query(&mut connection).unwrap();
         let name = solver.explore(request).await.unwrap().into_inner().name;
-        let done = wait_done(&mut client, &name, Duration::from_secs(60)).await;
+        let done = wait_done(&mut client, &name, PATIENCE).await;
         assert_eq!(sizes(&job_result(&done)), expected_sizes(3, 3), "{set}: the retry is a real job");
     }
 }
@@ -967,7 +965,7 @@ async fn job_records_live_in_the_jobs_redis_and_an_evicting_one_is_warned_about(
     let together = TestServer::builder().flags(&["--shared-cache", &cache_url]).log("info", &together_log).start();
     for server in [&apart, &together] {
         let name = server.client().await.explore(full_boards((1, 2), (1, 2))).await.unwrap().into_inner().name;
-        let done = wait_done(&mut operations(server).await, &name, Duration::from_secs(60)).await;
+        let done = wait_done(&mut operations(server).await, &name, PATIENCE).await;
         assert_eq!(sizes(&job_result(&done)), expected_sizes(2, 2));
     }
     assert_eq!(jobs.keys(&jobs_key("record/*")).len(), 1, "the records of --jobs-redis");
@@ -1016,7 +1014,7 @@ async fn a_family_job_is_divided_among_three_replicas_and_gives_the_single_repli
     let redis = Redis::start();
     let replicas = [replica(&redis, &[]), replica(&redis, &[]), replica(&redis, &[])];
     let name = replicas[0].client().await.explore(sub_boards(7, 10)).await.unwrap().into_inner().name;
-    let done = wait_done(&mut operations(&replicas[1]).await, &name, Duration::from_secs(120)).await;
+    let done = wait_done(&mut operations(&replicas[1]).await, &name, PATIENCE).await;
     assert_eq!(job_progress(&done).state(), ExploreState::Succeeded, "{done:?}");
     let parts: Vec<(f64, f64)> = replicas.iter().map(parts_computed).collect();
     assert!(parts[0].0 >= 1.0 && parts[0].1 == 0.0, "the owner computes items of its own job: {parts:?}");
@@ -1036,11 +1034,9 @@ async fn a_helper_killed_mid_item_loses_only_its_item_and_the_job_finishes_with_
     let redis = Redis::start();
     let (a, mut b) = (replica(&redis, &[]), replica(&redis, &[]));
     let name = a.client().await.explore(sub_boards(7, 10)).await.unwrap().into_inner().name;
-    wait_until("B to compute an item of A's job", Duration::from_secs(60), || {
-        metric(&b, "nimber_job_parts_computing") == 1.0
-    });
+    wait_until("B to compute an item of A's job", PATIENCE, || metric(&b, "nimber_job_parts_computing") == 1.0);
     b.kill();
-    let done = wait_done(&mut operations(&a).await, &name, Duration::from_secs(120)).await;
+    let done = wait_done(&mut operations(&a).await, &name, PATIENCE).await;
     assert_eq!(job_progress(&done).state(), ExploreState::Succeeded, "{done:?}");
     assert_eq!(job_progress(&done).times_resumed, 0, "the owner ran the job from start to end");
     assert_rows_are_the_single_replica_answer(&job_result(&done), 21);
@@ -1063,7 +1059,7 @@ async fn a_sum_split_across_two_replicas_has_the_single_replica_value_and_one_bo
     let position = proto::Position { game: Some(proto::position::Game::Sum(proto::Sum { components })) };
     let request = proto::ExploreRequest { split_across_replicas: true, ..solve_job(position.clone()) };
     let name = a.client().await.explore(request).await.unwrap().into_inner().name;
-    let done = wait_done(&mut operations(&b).await, &name, Duration::from_secs(300)).await;
+    let done = wait_done(&mut operations(&b).await, &name, PATIENCE).await;
     let (on_a, on_b) = (parts_computed(&a), parts_computed(&b));
     assert!(on_a.0 >= 1.0 && on_b.1 >= 1.0, "both replicas compute parts: A {on_a:?}, B {on_b:?}");
     let Some(proto::explore_result::Answer::Solve(answer)) = job_result(&done).answer else {
@@ -1084,14 +1080,14 @@ async fn redis_down_in_the_middle_of_a_divided_job_pauses_the_sharing_and_the_ow
     let (a, _helper) = (replica(&redis, &lease), replica(&redis, &lease));
     let name = a.client().await.explore(sub_boards(7, 10)).await.unwrap().into_inner().name;
     let mut on_a = operations(&a).await;
-    wait_for_job(&mut on_a, &name, Duration::from_secs(60), |progress| progress.items_done >= 3).await;
+    wait_for_job(&mut on_a, &name, PATIENCE, |progress| progress.items_done >= 3).await;
     redis.kill();
     let (own_before, _) = parts_computed(&a);
-    wait_until("the owner to compute two more items without Redis", Duration::from_secs(120), || {
+    wait_until("the owner to compute two more items without Redis", PATIENCE, || {
         parts_computed(&a).0 >= own_before + 2.0
     });
     redis.restart();
-    let done = wait_done(&mut on_a, &name, Duration::from_secs(120)).await;
+    let done = wait_done(&mut on_a, &name, PATIENCE).await;
     assert_eq!(job_progress(&done).state(), ExploreState::Succeeded, "{done:?}");
     assert_rows_are_the_single_replica_answer(&job_result(&done), 21);
 }
@@ -1130,7 +1126,7 @@ async fn job_rows_in_redis_are_sealed_and_a_damaged_or_missing_row_is_computed_a
     let secret = SecretFile::new("the fleet's secret, 32 bytes long");
     let a = replica(&redis, &secret.flags());
     let name = a.client().await.explore(sub_boards(5, 6)).await.unwrap().into_inner().name;
-    let done = wait_done(&mut operations(&a).await, &name, Duration::from_secs(120)).await;
+    let done = wait_done(&mut operations(&a).await, &name, PATIENCE).await;
     assert_eq!(job_progress(&done).state(), ExploreState::Succeeded, "{done:?}");
     let table = page_through(&a, &name, 100).await;
     assert_eq!(table.len(), 10);
@@ -1177,7 +1173,7 @@ async fn a_row_forged_while_the_job_runs_never_reaches_its_table() {
     let a = replica(&redis, &secret.flags());
     let name = a.client().await.explore(sub_boards(7, 10)).await.unwrap().into_inner().name;
     let mut client = operations(&a).await;
-    wait_for_job(&mut client, &name, Duration::from_secs(60), |progress| progress.items_done >= 1).await;
+    wait_for_job(&mut client, &name, PATIENCE, |progress| progress.items_done >= 1).await;
     // The last item, not computed yet: its board is the original with its last free cell blocked.
     let mut board = vec!["0".repeat(10); 7];
     board[6] = format!("{}1", "0".repeat(9));
@@ -1188,7 +1184,7 @@ async fn a_row_forged_while_the_job_runs_never_reaches_its_table() {
         .arg(plain_row(99, &board))
         .query(&mut redis.connection().unwrap())
         .unwrap();
-    let done = wait_done(&mut client, &name, Duration::from_secs(120)).await;
+    let done = wait_done(&mut client, &name, PATIENCE).await;
     assert_eq!(job_progress(&done).state(), ExploreState::Succeeded, "{done:?}");
     assert_rows_are_the_single_replica_answer(&job_result(&done), 21);
     assert!(metric(&a, "nimber_jobs_rejected_total{what=\"row\"}") >= 1.0);
@@ -1219,17 +1215,17 @@ async fn an_owner_stopped_past_its_lease_loses_the_job_and_writes_nothing_more()
     let a = TestServer::builder().flags(&flags).log("warn", &log_a).start();
     let b = replica(&redis, &["--shared-cache-lease-ms", "1000"]);
     let name = a.client().await.explore(sub_boards(7, 10)).await.unwrap().into_inner().name;
-    wait_for_job(&mut operations(&a).await, &name, Duration::from_secs(60), |progress| progress.items_done >= 2).await;
+    wait_for_job(&mut operations(&a).await, &name, PATIENCE, |progress| progress.items_done >= 2).await;
     let signal = |signal: &str| Command::new("kill").args([signal, &a.pid().to_string()]).status().unwrap();
     signal("-STOP");
     // B takes the job once A's lease (3 s, the shortest) expires.
-    wait_until("B to run A's job", Duration::from_secs(30), || metric(&b, "nimber_jobs_running") == 1.0);
+    wait_until("B to run A's job", PATIENCE, || metric(&b, "nimber_jobs_running") == 1.0);
     signal("-CONT");
-    let done = wait_done(&mut operations(&b).await, &name, Duration::from_secs(120)).await;
+    let done = wait_done(&mut operations(&b).await, &name, PATIENCE).await;
     assert_eq!(job_progress(&done).state(), ExploreState::Succeeded, "{done:?}");
     assert_rows_are_the_single_replica_answer(&job_result(&done), 21);
     let lost = || std::fs::read_to_string(&log_a).unwrap().contains("another replica of the fleet");
-    wait_until("A to find the job taken", Duration::from_secs(30), lost);
+    wait_until("A to find the job taken", PATIENCE, lost);
     let ended = |server: &TestServer| metric(server, "nimber_jobs_ended_total{state=\"succeeded\"}");
     assert_eq!((ended(&a), ended(&b)), (0.0, 1.0), "the job ends once, by its one owner");
 }
@@ -1246,10 +1242,10 @@ async fn a_short_pause_of_redis_costs_about_the_parts_in_flight() {
     let request = full_boards((1, 8), (1, 12));
     let name = replicas[0].client().await.explore(request).await.unwrap().into_inner().name;
     let mut client = operations(&replicas[0]).await;
-    wait_for_job(&mut client, &name, Duration::from_secs(60), |progress| progress.items_done >= 10).await;
+    wait_for_job(&mut client, &name, PATIENCE, |progress| progress.items_done >= 10).await;
     let () = redis::cmd("CLIENT").arg("PAUSE").arg(300).query(&mut redis.connection().unwrap()).unwrap();
     assert_eq!(metric(&replicas[0], "nimber_jobs_running"), 1.0, "the pause came after the job");
-    let done = wait_done(&mut client, &name, Duration::from_secs(120)).await;
+    let done = wait_done(&mut client, &name, PATIENCE).await;
     assert_eq!(job_progress(&done).state(), ExploreState::Succeeded, "{done:?}");
     assert_eq!(sizes(&job_result(&done)), expected_sizes(8, 12));
     let duplicated: f64 = replicas.iter().map(|replica| metric(replica, "nimber_job_parts_duplicated_total")).sum();
@@ -1263,10 +1259,8 @@ async fn a_lost_job_record_is_data_loss_for_its_waiters() {
     let redis = Redis::start();
     let (a, b) = (replica(&redis, &[]), replica(&redis, &[]));
     let name = a.client().await.explore(solve_job(board(10, 10))).await.unwrap().into_inner().name;
-    wait_for_job(&mut operations(&a).await, &name, Duration::from_secs(60), |progress| {
-        progress.state() == ExploreState::Running
-    })
-    .await;
+    wait_for_job(&mut operations(&a).await, &name, PATIENCE, |progress| progress.state() == ExploreState::Running)
+        .await;
     let waiters: Vec<_> = [&a, &b]
         .iter()
         .map(|server| {
@@ -1284,7 +1278,7 @@ async fn a_lost_job_record_is_data_loss_for_its_waiters() {
         let gauge = "nimber_calls_in_flight{rpc=\"google.longrunning.Operations/WaitOperation\"}";
         scraped.contains(gauge) && sample(&scraped, gauge) >= 1.0
     };
-    wait_until("both calls to wait", Duration::from_secs(10), || waiting(&a) && waiting(&b));
+    wait_until("both calls to wait", PATIENCE, || waiting(&a) && waiting(&b));
     let () = redis::cmd("FLUSHALL").query(&mut redis.connection().unwrap()).unwrap();
     for waiter in waiters {
         let status = waiter.await.unwrap().unwrap_err();
