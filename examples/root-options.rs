@@ -22,7 +22,7 @@ fn main() {
         other => panic!("unknown game {other}: tetris or cram"),
     };
     let position: Position =
-        nimber::grpc::convert::position_from_proto(Some(proto::Position { game: Some(game) })).expect("a valid board");
+        nimber::wire::position_from_proto(Some(proto::Position { game: Some(game) })).expect("a valid board");
     let store = Store::open(std::path::Path::new(dir), 64 << 20).expect("the store opens");
     let options = position.fleet_parts(usize::MAX);
     let mut settled = 0;

@@ -1,6 +1,6 @@
 //! nimber: a gRPC service that solves impartial combinatorial games by Sprague–Grundy theory.
 //!
-//! Data flows one way: [`grpc::service`] decodes a request and [`grpc::convert`]s it into a [`games::Position`]
+//! Data flows one way: [`grpc::service`] decodes a request and [`wire`] converts it into a [`games::Position`]
 //! (valid by construction), the engine in [`games`] computes values and moves (expensive ones
 //! memoized in the [`cache`]), and the answer is converted back to protobuf.
 
@@ -8,6 +8,7 @@ pub mod cache;
 pub mod disk;
 pub mod games;
 pub mod grpc;
+pub mod invalid_argument;
 pub mod jobs;
 pub mod judge;
 pub mod limits;
@@ -20,6 +21,7 @@ pub(crate) mod sync;
 /// Test support shared by tests, benchmarks and the load generator (not part of the service).
 #[doc(hidden)]
 pub mod testing;
+pub mod wire;
 
 /// The generated protobuf messages and tonic service of `nimber.v1`.
 pub mod proto {

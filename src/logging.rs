@@ -132,7 +132,7 @@ fn severity(code: Code) -> Severity {
 /// Logs a failed call or stream item of `rpc` (its code and message, never the position), at
 /// DEBUG for clients' mistakes, WARN for overload and ERROR for faults, rate-limited.
 pub fn failed(rpc: &str, what: &str, code: Code, message: &str) {
-    let code_name = crate::grpc::calls::code_name(code);
+    let code_name = code_name(code);
     match severity(code) {
         Severity::Client => {
             if tracing::enabled!(tracing::Level::DEBUG) && request_line_allowed() {
@@ -149,6 +149,30 @@ pub fn failed(rpc: &str, what: &str, code: Code, message: &str) {
                 tracing::error!(rpc, code = code_name, message, "{what}");
             }
         }
+    }
+}
+
+/// The canonical name of a status code, e.g. `INVALID_ARGUMENT`.
+pub fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code::*;
+    match code {
+        Ok => "OK",
+        Cancelled => "CANCELLED",
+        Unknown => "UNKNOWN",
+        InvalidArgument => "INVALID_ARGUMENT",
+        DeadlineExceeded => "DEADLINE_EXCEEDED",
+        NotFound => "NOT_FOUND",
+        AlreadyExists => "ALREADY_EXISTS",
+        PermissionDenied => "PERMISSION_DENIED",
+        ResourceExhausted => "RESOURCE_EXHAUSTED",
+        FailedPrecondition => "FAILED_PRECONDITION",
+        Aborted => "ABORTED",
+        OutOfRange => "OUT_OF_RANGE",
+        Unimplemented => "UNIMPLEMENTED",
+        Internal => "INTERNAL",
+        Unavailable => "UNAVAILABLE",
+        DataLoss => "DATA_LOSS",
+        Unauthenticated => "UNAUTHENTICATED",
     }
 }
 

@@ -9,7 +9,7 @@
 //!   as AIP-158 allows). A token used with another query (a different position, operation or
 //!   filter), edited, or written by anyone but this server (or its fleet) is INVALID_ARGUMENT.
 
-use crate::grpc::convert::InvalidArgument;
+use crate::invalid_argument::InvalidArgument;
 use crate::quote::quoted;
 
 use std::sync::OnceLock;

@@ -52,3 +52,9 @@ impl SplitMix {
         self.next_u64() % 100 < percent
     }
 }
+
+/// The rows of a random `height`×`width` board of the 2×2 placement game, each cell blocked
+/// (`1`) with probability `blocked_percent`/100, free (`0`) otherwise.
+pub fn random_board(random: &mut SplitMix, height: usize, width: usize, blocked_percent: u64) -> Vec<String> {
+    (0..height).map(|_| (0..width).map(|_| if random.percent(blocked_percent) { '1' } else { '0' }).collect()).collect()
+}

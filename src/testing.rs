@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use crate::cache::Store;
 use crate::games::registry::with_games;
-use crate::games::{GameTag, Memo, ServedGame, Sizes};
+use crate::games::{GameTag, Memo, Sizes, Wire};
 use crate::jobs::{new_name, status, JobRecord, JobRecords, Put, StoreError};
 use crate::proto::{self, position::Game as P};
 use crate::random::SplitMix;
@@ -19,13 +19,13 @@ pub const SMALL_SIDES: u64 = 9;
 
 macro_rules! define_random_position {
     ($($game:ident($position:ty) = $tag:literal,)*) => {
-        /// A random valid position of the game `game` ([`ServedGame::random_message`]). Sizes are up
+        /// A random valid position of the game `game` ([`Wire::random_message`]). Sizes are up
         /// to `small` (at least 1), or in one position of five huge (up to 2^64 − 1), where the game
         /// allows it; boards are small, so that brute force and search stay fast.
         pub fn random_position(random: &mut SplitMix, game: GameTag, small: u64) -> proto::Position {
             let sizes = Sizes { huge: random.percent(20), small };
             let game = match game {
-                $(GameTag::$game => P::$game(<$position as ServedGame>::random_message(random, sizes)),)*
+                $(GameTag::$game => P::$game(<$position as Wire>::random_message(random, sizes)),)*
             };
             proto::Position { game: Some(game) }
         }
@@ -34,11 +34,7 @@ macro_rules! define_random_position {
 
 with_games!(define_random_position);
 
-/// The rows of a random `height`×`width` board of the 2×2 placement game, each cell blocked
-/// (`1`) with probability `blocked_percent`/100, free (`0`) otherwise.
-pub fn random_board(random: &mut SplitMix, height: usize, width: usize, blocked_percent: u64) -> Vec<String> {
-    (0..height).map(|_| (0..width).map(|_| if random.percent(blocked_percent) { '1' } else { '0' }).collect()).collect()
-}
+pub use crate::random::random_board;
 
 /// The 2×2 placement position of the board `rows`.
 pub fn board_position(rows: Vec<String>) -> proto::Position {
@@ -250,7 +246,7 @@ mod tests {
             for &kind in GameTag::ALL {
                 for _ in 0..200 {
                     let position = random_position(&mut random, kind, small);
-                    assert!(crate::grpc::convert::position_from_proto(Some(position.clone())).is_ok(), "{position:?}");
+                    assert!(crate::wire::position_from_proto(Some(position.clone())).is_ok(), "{position:?}");
                 }
             }
         }

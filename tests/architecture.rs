@@ -548,55 +548,6 @@ fn may_name_the_service(file: &str) -> bool {
 /// The top-level modules the games must not name.
 const SERVICE_MODULES: [&str; 5] = ["proto", "google", "grpc", "jobs", "cache"];
 
-/// Breaks of rules 1 and 2 not mended yet: a file and the top-level module it should not name.
-/// The list only shrinks: an entry no longer broken fails the test until it is removed, and any
-/// break not listed fails it.
-const ALLOWED_NAMES: &[(&str, &str)] = &[
-    // Issue 36: each game's protobuf conversion moves to its `wire.rs`.
-    ("src/games/cram/mod.rs", "proto"),
-    ("src/games/cutting/mod.rs", "proto"),
-    ("src/games/diagonal_walk.rs", "proto"),
-    ("src/games/heap/mod.rs", "proto"),
-    ("src/games/node_kayles/mod.rs", "proto"),
-    ("src/games/reclamation/mod.rs", "proto"),
-    ("src/games/stone_boxes.rs", "proto"),
-    ("src/games/tetris/mod.rs", "proto"),
-    // Issue 36: `ServedGame::evidence` returns protobuf (`HeapValues`), not a domain type.
-    ("src/games/position.rs", "proto"),
-    // Issue 36: the heap tests memoize in a store of the cache.
-    ("src/games/heap/tests.rs", "cache"),
-    // Issue 36: the jobs parse positions and answer through `grpc::convert`.
-    ("src/jobs/family.rs", "grpc"),
-    ("src/jobs/runner/mod.rs", "grpc"),
-];
-
-/// Circles not broken yet: where (a crate's top level or a module) and the members of the
-/// circle, sorted. The list only shrinks: a circle that changes its members, or one not listed,
-/// fails the test, and so does an entry no longer found.
-const ALLOWED_CIRCLES: &[(&str, &[&str])] = &[
-    // Issue 36: jobs → grpc::convert, page → grpc::convert, logging → grpc::calls, metrics →
-    // the runner, the store and grpc, games → testing (random boards), testing → everything.
-    ("src/lib.rs (top level)", &["cache", "games", "grpc", "jobs", "logging", "metrics", "page", "testing"]),
-    // Issue 36: the registry lists the games, and each game implements the registry's trait.
-    (
-        "games",
-        &[
-            "cram",
-            "cutting",
-            "diagonal_walk",
-            "heap",
-            "node_kayles",
-            "placement",
-            "reclamation",
-            "registry",
-            "stone_boxes",
-            "tetris",
-        ],
-    ),
-    // Issue 36: parts.rs names work::Stopped while work.rs drives the parts.
-    ("jobs::runner", &["parts", "work"]),
-];
-
 #[test]
 fn layers_hold() {
     let crates: Vec<(String, CrateFacts)> = crates()
@@ -615,7 +566,6 @@ fn layers_hold() {
     assert!(unread.is_empty(), "files under src/ that no crate declares as a module: {unread:?}");
 
     let mut report = String::new();
-    let mut allowed_found = BTreeSet::new();
     let (_, library) = &crates[0];
     for (file, _, facts) in &library.files {
         for reference in &facts.references {
@@ -629,29 +579,14 @@ fn layers_hold() {
                 } else {
                     continue;
                 };
-            if ALLOWED_NAMES.contains(&(file.as_str(), top)) {
-                allowed_found.insert(format!("{file} {top}"));
-            } else {
-                writeln!(report, "{broken}: {file} names {named}").unwrap();
-            }
+            writeln!(report, "{broken}: {file} names {named}").unwrap();
         }
     }
-    for (file, top) in ALLOWED_NAMES {
-        if !allowed_found.contains(&format!("{file} {top}")) {
-            writeln!(report, "mended: {file} names no crate::{top}; remove it from ALLOWED_NAMES").unwrap();
-        }
-    }
-    let mut circles_found = BTreeSet::new();
     for (crate_root, facts) in &crates {
         for (parent, edges) in sibling_graphs(facts) {
             let place = if parent.is_empty() { format!("{crate_root} (top level)") } else { parent.join("::") };
             for component in cycles(&edges) {
                 let circle = one_cycle(&component, &edges);
-                println!("circle in {place}: {} (members: {})", circle.join(" → "), component.join(", "));
-                if ALLOWED_CIRCLES.iter().any(|(at, members)| *at == place && *members == component.as_slice()) {
-                    circles_found.insert(place.clone());
-                    continue;
-                }
                 writeln!(report, "rule 3 (no circles): in {place}: {}", circle.join(" → ")).unwrap();
                 writeln!(report, "  the circle's members: {}; the edges between them:", component.join(", ")).unwrap();
                 for ((a, b), evidence) in
@@ -665,12 +600,6 @@ fn layers_hold() {
             }
         }
     }
-    for (place, members) in ALLOWED_CIRCLES {
-        if !circles_found.contains(*place) {
-            writeln!(report, "mended: no circle of {members:?} in {place}; remove it from ALLOWED_CIRCLES").unwrap();
-        }
-    }
-    println!("allowed breaks still to mend: {} names, {} circles", ALLOWED_NAMES.len(), ALLOWED_CIRCLES.len());
     assert!(report.is_empty(), "the crate's layers are broken:\n{report}");
 }
 

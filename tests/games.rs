@@ -34,7 +34,7 @@ async fn closed_form_games_answer_like_the_engine_and_their_best_moves_win() {
                 .await
                 .unwrap()
                 .into_inner();
-            let domain = nimber::grpc::convert::position_from_proto(Some(position.clone())).unwrap();
+            let domain = nimber::wire::position_from_proto(Some(position.clone())).unwrap();
             assert_eq!(best.r#move.is_some(), !domain.moves().is_empty(), "terminal iff no move: {position:?}");
             if let Some(after) = best.after {
                 let after_answer = client.solve(solve_request(after)).await.unwrap().into_inner();

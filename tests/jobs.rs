@@ -44,7 +44,7 @@ async fn a_full_boards_family_runs_as_an_operation_and_matches_the_engine() {
     for row in &rows {
         let value = engine_value(&board(row.rows as usize, row.columns as usize));
         assert_eq!(row.grundy, value.nimber(), "{}×{}", row.rows, row.columns);
-        assert_eq!(row.outcome, nimber::grpc::convert::outcome_to_proto(value) as i32);
+        assert_eq!(row.outcome, nimber::wire::outcome_to_proto(value) as i32);
     }
     // Finished operations stay listed, and the same analysis again finds the cached values.
     let mut client = operations(&server).await;

@@ -70,7 +70,7 @@ async fn garbage_and_unknown_version_values_are_recomputed_and_overwritten() {
         let expected = engine_value(&board_position(board.to_vec()));
         assert_eq!(
             (answer.0, answer.1),
-            (nimber::grpc::convert::outcome_to_proto(expected) as i32, expected.nimber()),
+            (nimber::wire::outcome_to_proto(expected) as i32, expected.nimber()),
             "{board:?}"
         );
     }
@@ -571,10 +571,10 @@ static CHECKED: [AtomicUsize; 3] = [AtomicUsize::new(0), AtomicUsize::new(0), At
 /// by the caller). Interrupted solves are fine and end the checks.
 fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_token: &str) -> Result<(), String> {
     let query = position.as_ref().map(Message::encode_to_vec).unwrap_or_default();
-    let Ok(domain) = nimber::grpc::convert::position_from_proto(position) else { return Ok(()) };
+    let Ok(domain) = nimber::wire::position_from_proto(position) else { return Ok(()) };
     // What the server answers with must be acceptable input again.
-    let echoed = nimber::grpc::convert::position_to_proto(&domain);
-    let reparsed = nimber::grpc::convert::position_from_proto(Some(echoed.clone()))
+    let echoed = nimber::wire::position_to_proto(&domain);
+    let reparsed = nimber::wire::position_from_proto(Some(echoed.clone()))
         .map_err(|error| format!("position_to_proto output {echoed:?} is rejected: {error}"))?;
     let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
     let Ok(value) = domain.value(&mut solver) else { return Ok(()) };
@@ -612,10 +612,10 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
                 return Err(format!("best_move says {best_value:?}, value says {value:?}"));
             }
             if let Some(mv) = mv {
-                let _ = nimber::grpc::convert::move_to_proto(&mv);
+                let _ = nimber::wire::move_to_proto(&mv);
                 let after = domain.play_unchecked(&mv);
-                let after_proto = nimber::grpc::convert::position_to_proto(&after);
-                nimber::grpc::convert::position_from_proto(Some(after_proto.clone()))
+                let after_proto = nimber::wire::position_to_proto(&after);
+                nimber::wire::position_from_proto(Some(after_proto.clone()))
                     .map_err(|error| format!("the position after {mv:?}, {after_proto:?}, is rejected: {error}"))?;
                 if let Some(target) = value.winning_target() {
                     if let Ok(reached) = after.value(&mut SearchContext::new(budget(STEP_MILLIS), &NoMemo)) {
@@ -629,11 +629,11 @@ fn check_request(rpc: Rpc, position: Option<proto::Position>, limit: u32, page_t
             }
         }
         Rpc::Analyze => {
-            let pages = [nimber::grpc::convert::page_from_proto(limit, page_token, &query).ok(), Some((0, 10))];
+            let pages = [nimber::wire::page_from_proto(limit, page_token, &query).ok(), Some((0, 10))];
             for (offset, limit) in pages.into_iter().flatten() {
                 let mut solver = SearchContext::new(budget(STEP_MILLIS), &NoMemo);
                 let Ok(analysis) = analysis::analyze(&domain, offset, limit, &mut solver) else { return Ok(()) };
-                let _ = nimber::grpc::convert::analysis_to_proto(&domain, &analysis, &query, proto::Stats::default());
+                let _ = nimber::wire::analysis_to_proto(&domain, &analysis, &query, proto::Stats::default());
                 if analysis.value != value {
                     return Err(format!("analyze says {:?}, value says {value:?}", analysis.value));
                 }
@@ -723,10 +723,7 @@ fn fuzzed_requests_never_panic_in_process() {
         ];
         decoded[kind] += usize::from(positions.iter().any(Result::is_ok));
         valid[kind] += usize::from(
-            positions
-                .into_iter()
-                .flatten()
-                .any(|position| nimber::grpc::convert::position_from_proto(position).is_ok()),
+            positions.into_iter().flatten().any(|position| nimber::wire::position_from_proto(position).is_ok()),
         );
         if let Err(failure) = check_body(body) {
             failures.push(failure);
@@ -817,7 +814,7 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
                 if let Some((served, _)) = answer {
                     // The server's answer against the engine in this process (when it finishes quickly).
                     let request = proto::SolveRequest::decode(body.as_slice()).unwrap();
-                    let domain = nimber::grpc::convert::position_from_proto(request.position).unwrap();
+                    let domain = nimber::wire::position_from_proto(request.position).unwrap();
                     if let Ok(expected) = domain.value(&mut SearchContext::new(budget(500), &NoMemo)) {
                         if served != expected {
                             failures
@@ -871,7 +868,7 @@ fn the_fuzz_checks_accept_a_valid_request() {
         proto::BestMoveRequest { position: Some(board_position(vec!["0000".into(), "0000".into()])) }.encode_to_vec();
     check_body(&body).unwrap();
     let position: Position =
-        nimber::grpc::convert::position_from_proto(Some(board_position(vec!["000".into(), "000".into()]))).unwrap();
+        nimber::wire::position_from_proto(Some(board_position(vec!["000".into(), "000".into()]))).unwrap();
     assert_eq!(position.value(&mut SearchContext::in_memory()).unwrap(), SumValue::Nimber(1));
 }
 

@@ -45,7 +45,7 @@ async fn solve_answers_the_cutting_samples_and_matches_the_engine() {
         let answer = client.solve(solve_request(request.clone())).await.unwrap().into_inner();
         let expected = engine_value(&request);
         assert_eq!(answer.grundy, expected.nimber(), "{pieces:?}");
-        assert_eq!(answer.outcome(), nimber::grpc::convert::outcome_to_proto(expected), "{pieces:?}");
+        assert_eq!(answer.outcome(), nimber::wire::outcome_to_proto(expected), "{pieces:?}");
         assert!(answer.stats.is_some());
     }
 }
@@ -84,7 +84,7 @@ async fn check_best_move(
 ) {
     let best =
         client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
-    let domain = nimber::grpc::convert::position_from_proto(Some(position.clone())).unwrap();
+    let domain = nimber::wire::position_from_proto(Some(position.clone())).unwrap();
     let has_moves = !domain.moves().is_empty();
     assert_eq!(best.r#move.is_some(), has_moves, "{position:?}");
     let outcome = best.outcome();

@@ -127,13 +127,13 @@ async fn analyze_lists_exactly_the_legal_moves_with_their_values() {
     while checked < 40 {
         let component = random_component(&mut random);
         let position = if random.percent(30) { sum(vec![component, random_component(&mut random)]) } else { component };
-        let domain = nimber::grpc::convert::position_from_proto(Some(position.clone())).unwrap();
+        let domain = nimber::wire::position_from_proto(Some(position.clone())).unwrap();
         if domain.moves().len() > 300 {
             continue; // compared move by move below: keep it small
         }
         checked += 1;
         let (summary, listed) = analyze_all(&mut client, &position, 7).await;
-        let legal: Vec<_> = domain.moves().iter().map(|mv| nimber::grpc::convert::move_to_proto(&mv)).collect();
+        let legal: Vec<_> = domain.moves().iter().map(|mv| nimber::wire::move_to_proto(&mv)).collect();
         assert_eq!(summary.total_moves as usize, legal.len());
         assert_eq!(listed.len(), legal.len(), "{position:?}");
         for move_analysis in &listed {
@@ -144,10 +144,10 @@ async fn analyze_lists_exactly_the_legal_moves_with_their_values() {
         assert!(listed[..winning].iter().all(|m| m.winning), "winning moves first");
         // Each move's value agrees with Solve on the position after it.
         for mv in domain.moves().iter() {
-            let after = nimber::grpc::convert::position_to_proto(&domain.play_unchecked(&mv));
+            let after = nimber::wire::position_to_proto(&domain.play_unchecked(&mv));
             let answer = solve(&mut client, after).await;
             let listed_entry =
-                listed.iter().find(|m| m.r#move.as_ref() == Some(&nimber::grpc::convert::move_to_proto(&mv))).unwrap();
+                listed.iter().find(|m| m.r#move.as_ref() == Some(&nimber::wire::move_to_proto(&mv))).unwrap();
             assert_eq!((answer.outcome, answer.grundy), (listed_entry.outcome, listed_entry.grundy));
         }
     }
@@ -165,7 +165,7 @@ async fn analyze_counts_huge_move_sets_without_enumerating() {
     };
     let request = proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5, page_token: String::new(), skip: 0 };
     let page = client.analyze(request).await.unwrap().into_inner();
-    let domain = nimber::grpc::convert::position_from_proto(Some(strip.clone())).unwrap();
+    let domain = nimber::wire::position_from_proto(Some(strip.clone())).unwrap();
     assert_eq!(page.total_moves_exact, domain.moves().len().to_string());
     assert!(domain.moves().len() > u128::from(u64::MAX), "more moves than a u64 holds");
     assert_eq!(page.total_moves, u64::MAX, "saturated");
@@ -218,7 +218,7 @@ async fn solve_stream_answers_in_order_with_ids_and_per_item_errors() {
     while let Some(response) = responses.message().await.unwrap() {
         let request = &requests[answered];
         assert_eq!(response.id, request.id, "answers keep request order");
-        let domain = nimber::grpc::convert::position_from_proto(request.position.clone());
+        let domain = nimber::wire::position_from_proto(request.position.clone());
         match domain {
             Ok(domain) => {
                 assert!(response.error.is_none(), "{response:?}");

@@ -1,5 +1,5 @@
-//! The games, each in its own module behind the [`Game`] trait of `core` and the
-//! [`ServedGame`] trait of the [`registry`], which lists them; and [`Position`]: any position of
+//! The games, each in its own folder behind the [`Game`] trait of `core` and the [`ServedGame`]
+//! and [`Wire`] traits, listed by the [`registry`]; and [`Position`]: any position of
 //! any game, or a disjunctive sum of them.
 
 mod core;
@@ -7,13 +7,16 @@ pub use self::core::*;
 mod position;
 pub use self::position::*;
 pub mod registry;
-pub use self::registry::{Lookup, ServedGame, Sizes};
+mod served;
+pub use self::served::{Lookup, ServedGame, Sizes, Wire};
 
 pub mod analysis;
 pub mod cram;
 pub mod cutting;
 pub mod diagonal_walk;
 pub mod heap;
+#[cfg(test)]
+pub(crate) mod memory_memo;
 #[cfg(test)]
 pub(crate) mod move_set_tests;
 pub mod node_kayles;

@@ -5,9 +5,10 @@
 
 use std::sync::Arc;
 
-use super::registry::{with_games, Lookup, ServedGame};
+use super::registry::with_games;
 use super::sum::{self, ComponentValue, SumValue};
 use super::{Game, Interrupted, MoveSet, SearchContext};
+use super::{Lookup, ServedGame};
 
 /// Positions whose closed forms hold more items than this (pieces, boxes, cells) are not
 /// [`Position::is_cheap`].
@@ -216,8 +217,8 @@ macro_rules! define_positions {
             /// How the values of the position's components are known (see
             /// [`ServedGame::evidence`]): every component's, each once, in the order of the
             /// components. Reads only what the process holds in memory.
-            pub fn evidence(&self) -> Vec<crate::proto::HeapValues> {
-                fn collect(position: &Position, into: &mut Vec<crate::proto::HeapValues>) {
+            pub fn evidence(&self) -> Vec<super::heap::HeapValues> {
+                fn collect(position: &Position, into: &mut Vec<super::heap::HeapValues>) {
                     let found = match position {
                         $(Position::$game(game) => game.evidence(),)*
                         Position::Sum(sum) => {

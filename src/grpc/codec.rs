@@ -36,7 +36,7 @@ use tonic::{Code, Status};
 
 use crate::games::{sum, too_many_items, MAX_ITEMS};
 use crate::google::longrunning as lro;
-use crate::grpc::convert::InvalidArgument;
+use crate::invalid_argument::InvalidArgument;
 use crate::proto;
 
 /// A message this codec decodes: the service's requests, checked before decoding, and (in the
@@ -572,7 +572,7 @@ impl<'a> Iterator for Fields<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grpc::convert::position_from_proto;
+    use crate::wire::position_from_proto;
     use proto::position::Game as P;
 
     fn cutting(pieces: usize) -> proto::Position {

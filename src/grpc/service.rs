@@ -10,14 +10,15 @@ use std::time::{Duration, Instant};
 use futures_util::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
-use super::calls::code_name;
 use crate::cache::Store;
 use crate::games::analysis;
 use crate::games::sum::SumValue;
 use crate::games::{Budget, Game, Interrupted, Memo, Position, SearchContext, Stats};
-use crate::grpc::convert::{self, InvalidArgument};
+use crate::invalid_argument::InvalidArgument;
+use crate::logging::code_name;
 use crate::metrics::Metrics;
 use crate::proto;
+use crate::wire;
 
 /// What the service shares between its calls: the memo, the limits of a solve, the slots for
 /// expensive solves, the metrics and the job runner.
@@ -203,7 +204,7 @@ impl SolverService {
         request: proto::SolveRequest,
         deadline: Instant,
     ) -> Result<proto::SolveResponse, ServiceError> {
-        let position = convert::position_from_proto(request.position)?;
+        let position = wire::position_from_proto(request.position)?;
         let cheap = position.is_cheap();
         let warm = match position.needs_search() {
             true => self.value_without_search(&position).await,
@@ -213,7 +214,7 @@ impl SolverService {
             Some(warm) => warm,
             None => self.run(position.clone(), cheap, deadline, |position, context| position.value(context)).await?,
         };
-        Ok(proto::SolveResponse { id: request.id, ..convert::solve_response(&position, value, stats, elapsed) })
+        Ok(proto::SolveResponse { id: request.id, ..wire::solve_response(&position, value, stats, elapsed) })
     }
 
     /// The value of a position that needs no search (the memo holds all its searched
@@ -241,11 +242,11 @@ impl SolverService {
         request: proto::BestMoveRequest,
         deadline: Instant,
     ) -> Result<proto::BestMoveResponse, ServiceError> {
-        let position = convert::position_from_proto(request.position)?;
+        let position = wire::position_from_proto(request.position)?;
         let cheap = position.is_cheap();
         let ((value, best), stats, elapsed) =
             self.run(position.clone(), cheap, deadline, |position, context| position.best_move(context)).await?;
-        Ok(convert::best_move_response(&position, value, best, stats, elapsed))
+        Ok(wire::best_move_response(&position, value, best, stats, elapsed))
     }
 
     /// The answer of an Analyze request, within `deadline`.
@@ -256,8 +257,8 @@ impl SolverService {
     ) -> Result<proto::AnalyzeResponse, ServiceError> {
         // A page token continues the analysis of this very position.
         let query = request.position.as_ref().map(prost::Message::encode_to_vec).unwrap_or_default();
-        let position = convert::position_from_proto(request.position)?;
-        let (offset, limit) = convert::page_from_proto(request.limit, &request.page_token, &query)?;
+        let position = wire::position_from_proto(request.position)?;
+        let (offset, limit) = wire::page_from_proto(request.limit, &request.page_token, &query)?;
         let offset = offset.saturating_add(u128::from(request.skip));
         // Analysis evaluates up to thousands of moves: inline only when there are few.
         let cheap = position.is_cheap() && position.moves().len() <= CHEAP_ANALYSIS_MOVES;
@@ -266,8 +267,8 @@ impl SolverService {
                 analysis::analyze(position, offset, limit, context)
             })
             .await?;
-        let stats = convert::stats_to_proto(stats, elapsed);
-        Ok(convert::analysis_to_proto(&position, &analysis, &query, stats))
+        let stats = wire::stats_to_proto(stats, elapsed);
+        Ok(wire::analysis_to_proto(&position, &analysis, &query, stats))
     }
 
     /// One item of a stream: its answer, or its error in the response.
@@ -400,7 +401,7 @@ mod tests {
 
     #[test]
     fn status_codes_have_their_canonical_names() {
-        use crate::grpc::calls::code_name;
+        use crate::logging::code_name;
         assert_eq!(code_name(tonic::Code::InvalidArgument), "INVALID_ARGUMENT");
         assert_eq!(code_name(tonic::Code::DeadlineExceeded), "DEADLINE_EXCEEDED");
         assert_eq!(code_name(tonic::Code::Ok), "OK");

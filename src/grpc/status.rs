@@ -5,9 +5,9 @@
 use tonic::Status;
 use tonic_types::{ErrorDetails, StatusExt};
 
-use super::convert::InvalidArgument;
 use super::service::ServiceError;
 use crate::games::Interrupted;
+use crate::invalid_argument::InvalidArgument;
 use crate::jobs::runner::JobsError;
 use crate::jobs::StoreError;
 

@@ -13,9 +13,10 @@ use crate::games::tetris::Board;
 use crate::games::{cram, tetris};
 use crate::games::{Budget, Interrupted};
 use crate::games::{Position, Value};
-use crate::grpc::convert::{self, InvalidArgument};
+use crate::invalid_argument::InvalidArgument;
 use crate::limits::TABLE_ENTRY_BYTES;
 use crate::proto::{self, explore_request::Job as ProtoJob, explore_result::Answer};
+use crate::wire;
 
 /// The most boards of a `sub_boards` family (every choice of blocked cells, before deduplication).
 pub const MAX_SUB_BOARDS: u64 = 1_000_000;
@@ -149,7 +150,7 @@ impl Item {
             board: if self.show_board { self.rows.clone() } else { Vec::new() },
             blocked: self.blocked,
             count: self.count,
-            outcome: convert::outcome_to_proto(value) as i32,
+            outcome: wire::outcome_to_proto(value) as i32,
             grundy: value.nimber(),
             cached,
             ..Default::default()
@@ -226,10 +227,10 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
     };
     Ok(match job {
         ProtoJob::Solve(solve) => Job::Solve(divided(
-            convert::position_from_proto(solve.position).map_err(|error| in_position("solve", error))?,
+            wire::position_from_proto(solve.position).map_err(|error| in_position("solve", error))?,
         )?),
         ProtoJob::BestMove(best) => Job::BestMove(divided(
-            convert::position_from_proto(best.position).map_err(|error| in_position("best_move", error))?,
+            wire::position_from_proto(best.position).map_err(|error| in_position("best_move", error))?,
         )?),
         ProtoJob::FullBoards(full) => {
             let rows = side_range("full_boards", "rows", full.min_rows, full.max_rows)?;

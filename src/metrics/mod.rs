@@ -17,8 +17,8 @@ use prometheus_client::registry::Registry;
 
 use crate::cache::Store;
 use crate::games::Stats;
-use crate::grpc::calls::code_name;
 use crate::jobs::runner::Runner;
+use crate::logging::code_name;
 use collectors::{JobsCollector, ProcessCollector, SearchThreadsCollector, StoreCollector};
 
 /// Upper bounds of the latency histogram buckets, in seconds.

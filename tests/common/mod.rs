@@ -297,7 +297,7 @@ pub fn solve_request(position: nimber::proto::Position) -> nimber::proto::SolveR
 /// The engine's own value of a position, computed in this process with no cache.
 pub fn engine_value(position: &nimber::proto::Position) -> nimber::games::sum::SumValue {
     use nimber::games::Game;
-    let domain = nimber::grpc::convert::position_from_proto(Some(position.clone())).expect("a valid position");
+    let domain = nimber::wire::position_from_proto(Some(position.clone())).expect("a valid position");
     domain.value(&mut nimber::games::SearchContext::in_memory()).expect("no budget")
 }
 

@@ -33,7 +33,7 @@ impl Tally {
     }
 }
 
-pub use nimber::grpc::calls::code_name;
+pub use nimber::logging::code_name;
 
 /// The settings a report names.
 pub struct Setup {

@@ -17,10 +17,8 @@
 //! * Its memo tag is [`GameTag::Cram`].
 
 use super::placement::{self, point_index, Piece, PointSet, Window, Word, DOMINO_SETS};
-use super::registry::{Lookup, ServedGame, Sizes};
 use super::{GameTag, Learnt, Nimber, Registered};
-use crate::proto;
-use crate::random::SplitMix;
+use super::{Lookup, ServedGame};
 
 pub use super::placement::{BoardError, MAX_CELLS, MAX_SIDE};
 
@@ -252,37 +250,15 @@ fn without_extra_tufts<S: PointSet>(set: S) -> S {
 impl ServedGame for Board {
     const NAME: &'static str = "cram";
     const SEARCHES: bool = true;
-    type Message = proto::Cram;
-    type MoveMessage = proto::CramMove;
     type Error = BoardError;
     type Learnt = placement::Learnt;
-
-    fn from_message(message: proto::Cram) -> Result<Self, BoardError> {
-        Board::new(&message.rows)
-    }
-
-    fn to_message(&self) -> proto::Cram {
-        proto::Cram { rows: self.rows() }
-    }
-
-    fn move_message(domino: &DominoMove) -> proto::CramMove {
-        let orientation = match domino.orientation {
-            Orientation::Horizontal => proto::DominoOrientation::Horizontal,
-            Orientation::Vertical => proto::DominoOrientation::Vertical,
-        };
-        proto::CramMove { row: domino.row as u64, column: domino.column as u64, orientation: orientation as i32 }
-    }
 
     fn value_without_search(&self, lookup: &Lookup) -> Option<(Nimber, u64)> {
         self.value_from(lookup)
     }
-
-    /// 1 to 6 cells a side, a fifth of them blocked, so that brute force and search stay fast.
-    fn random_message(random: &mut SplitMix, _sizes: Sizes) -> proto::Cram {
-        let (height, width) = (random.range(1, 6) as usize, random.range(1, 6) as usize);
-        proto::Cram { rows: crate::testing::random_board(random, height, width, 20) }
-    }
 }
+
+mod wire;
 
 #[cfg(test)]
 mod tests;

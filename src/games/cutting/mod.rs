@@ -16,11 +16,9 @@
 //! See [`piece_value`]: the value of a W×H piece is built from Dawson's Kayles, which is periodic,
 //! so every size up to `u64::MAX` is answered in constant time.
 
-use super::registry::{ServedGame, Sizes};
 use super::sum::SumValue;
+use super::ServedGame;
 use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, SearchContext, SetupError};
-use crate::proto;
-use crate::random::SplitMix;
 
 /// The most pieces a position may hold.
 pub const MAX_PIECES: usize = 100_000;
@@ -480,31 +478,8 @@ impl Game for Paper {
 impl ServedGame for Paper {
     const NAME: &'static str = "cutting";
     const SEARCHES: bool = false;
-    type Message = proto::Cutting;
-    type MoveMessage = proto::CuttingMove;
     type Error = CuttingError;
     type Learnt = ();
-
-    fn from_message(message: proto::Cutting) -> Result<Self, CuttingError> {
-        Paper::new(message.pieces.into_iter().map(|p| Piece { width: p.width, height: p.height }).collect())
-    }
-
-    fn to_message(&self) -> proto::Cutting {
-        proto::Cutting {
-            pieces: self.pieces.iter().map(|p| proto::Piece { width: p.width, height: p.height }).collect(),
-        }
-    }
-
-    fn move_message(cut: &Cut) -> proto::CuttingMove {
-        proto::CuttingMove {
-            piece: cut.piece as u64 + 1,
-            direction: match cut.direction {
-                CutDirection::Vertical => proto::CutDirection::Vertical,
-                CutDirection::Horizontal => proto::CutDirection::Horizontal,
-            } as i32,
-            at: cut.at,
-        }
-    }
 
     fn items(&self) -> usize {
         self.pieces.len()
@@ -513,16 +488,9 @@ impl ServedGame for Paper {
     fn is_finished(&self) -> bool {
         Paper::is_finished(self)
     }
-
-    /// One to three pieces, each side at least 2.
-    fn random_message(random: &mut SplitMix, sizes: Sizes) -> proto::Cutting {
-        proto::Cutting {
-            pieces: (0..random.range(1, 3))
-                .map(|_| proto::Piece { width: sizes.draw(random).max(2), height: sizes.draw(random).max(2) })
-                .collect(),
-        }
-    }
 }
+
+mod wire;
 
 #[cfg(test)]
 mod tests;

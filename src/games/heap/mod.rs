@@ -23,13 +23,11 @@ use std::sync::{Arc, LazyLock};
 
 use self::rules::{Rules, Split};
 use self::sequence::{Period, Sequence};
-use super::registry::{Lookup, ServedGame, Sizes};
 use super::{
     display_setup_error, Budget, FieldPath, Game, GameTag, Interrupted, Memo, MoveSet, Nimber, SearchContext,
     SetupError, MAX_MEMO_BYTES,
 };
-use crate::proto;
-use crate::random::SplitMix;
+use super::{Lookup, ServedGame};
 
 /// The most heaps of a position.
 pub const MAX_HEAPS: usize = 10_000;
@@ -489,68 +487,32 @@ impl Heaps {
     }
 }
 
-/// The rules of a `Heaps` message's `rules` oneof, validated (also a heap sequence job's).
-pub fn rules_from_proto(rules: Option<proto::heaps::Rules>) -> Result<Rules, HeapsError> {
-    given_rules(rules).map(|(_, rules)| rules)
+/// How a rule set's values are known to this process (a heap game's [`ServedGame::evidence`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeapValues {
+    /// The rules as they were given (their code, subtraction set, or Nim).
+    pub rules: String,
+    /// How far the values are known.
+    pub known: ValuesKnown,
 }
 
-/// The rules of the oneof, validated, and as they were given.
-fn given_rules(rules: Option<proto::heaps::Rules>) -> Result<(Given, Rules), HeapsError> {
-    use proto::heaps::Rules as ProtoRules;
-    Ok(match rules {
-        None | Some(ProtoRules::Nim(false)) => return Err(HeapsError::NoRules),
-        Some(ProtoRules::Code(code)) => {
-            let rules = Rules::code(&code)?;
-            (Given::Code(code), rules)
-        }
-        Some(ProtoRules::Subtraction(set)) => {
-            let rules = Rules::subtraction(&set.take, set.all_but)?;
-            (Given::Subtraction { take: set.take, all_but: set.all_but }, rules)
-        }
-        Some(ProtoRules::Nim(true)) => (Given::Nim, Rules::nim()),
-    })
-}
-
-/// A period as the API gives it (in answers' `heap_values` and heap sequence jobs).
-impl From<Period> for proto::HeapPeriod {
-    fn from(period: Period) -> Self {
-        proto::HeapPeriod {
-            preperiod: period.preperiod,
-            period: period.period,
-            saltus: period.saltus,
-            checked_to: period.checked_to,
-        }
-    }
+/// How far a rule set's values are known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValuesKnown {
+    /// For every heap: the period is proven.
+    Proven(Period),
+    /// Computed for the heaps below `up_to`, no period proven yet.
+    Computed {
+        /// The first heap whose value is not computed.
+        up_to: u64,
+    },
 }
 
 impl ServedGame for Heaps {
     const NAME: &'static str = "heaps";
     const SEARCHES: bool = false;
-    type Message = proto::Heaps;
-    type MoveMessage = proto::HeapsMove;
     type Error = HeapsError;
     type Learnt = ();
-
-    fn from_message(message: proto::Heaps) -> Result<Self, HeapsError> {
-        let (given, rules) = given_rules(message.rules)?;
-        Heaps::new(given, rules, message.heaps)
-    }
-
-    fn to_message(&self) -> proto::Heaps {
-        use proto::heaps::Rules as ProtoRules;
-        let rules = match &self.given {
-            Given::Code(code) => ProtoRules::Code(code.clone()),
-            Given::Subtraction { take, all_but } => {
-                ProtoRules::Subtraction(proto::Subtraction { take: take.clone(), all_but: *all_but })
-            }
-            Given::Nim => ProtoRules::Nim(true),
-        };
-        proto::Heaps { rules: Some(rules), heaps: self.heaps.clone() }
-    }
-
-    fn move_message(mv: &HeapMove) -> proto::HeapsMove {
-        proto::HeapsMove { heap: mv.heap as u64 + 1, take: mv.take, leave: mv.left().to_vec() }
-    }
 
     fn items(&self) -> usize {
         self.heaps.len()
@@ -572,34 +534,18 @@ impl ServedGame for Heaps {
 
     /// The rules' values as this process knows them: proven (the period and the heap below which
     /// the theorem's condition was checked), or computed below a heap; nothing before any is.
-    fn evidence(&self) -> Vec<proto::HeapValues> {
-        use proto::heap_values::Known;
+    fn evidence(&self) -> Vec<HeapValues> {
         let Some(sequence) = in_process(&self.rules) else { return Vec::new() };
         let known = match sequence.period() {
-            Some(period) => Known::Proven(period.into()),
-            None => Known::Computed(proto::ComputedValues { up_to: sequence.computed() }),
+            Some(period) => ValuesKnown::Proven(period),
+            None => ValuesKnown::Computed { up_to: sequence.computed() },
         };
-        vec![proto::HeapValues { rules: self.given.to_string(), known: Some(known) }]
-    }
-
-    /// Proven rules (Kayles, Dawson's Kayles, 0.137, a subtraction game, Nim) with heaps of any
-    /// size one time in five; any rules, Grundy's game and a hexadecimal code among them, with small
-    /// heaps otherwise.
-    fn random_message(random: &mut SplitMix, sizes: Sizes) -> proto::Heaps {
-        use proto::heaps::Rules as ProtoRules;
-        const PROVEN: [&str; 3] = ["0.77", "0.07", "0.137"];
-        const ANY: [&str; 4] = ["4!.0", "0.3F", "4.007", "0.106"];
-        let rules = match random.below(6) {
-            0 => ProtoRules::Nim(true),
-            1 => ProtoRules::Subtraction(proto::Subtraction { take: vec![1, 3, 4], all_but: false }),
-            2 if !sizes.huge => ProtoRules::Code(ANY[random.index(ANY.len())].into()),
-            _ => ProtoRules::Code(PROVEN[random.index(PROVEN.len())].into()),
-        };
-        let small = Sizes { huge: sizes.huge, small: sizes.small.min(60) };
-        let heaps = (0..random.range(1, 3)).map(|_| small.draw(random)).collect();
-        proto::Heaps { rules: Some(rules), heaps }
+        vec![HeapValues { rules: self.given.to_string(), known }]
     }
 }
+
+mod wire;
+pub use self::wire::rules_from_proto;
 
 #[cfg(test)]
 mod tests;

@@ -3,8 +3,10 @@
 use std::collections::HashMap;
 
 use super::*;
+use crate::games::memory_memo::MemoryMemo;
 use crate::games::move_set_tests::assert_move_sets_match_search;
 use crate::games::{Budget, Memo};
+use crate::random::SplitMix;
 
 /// A code's digits by hand, from its string: `d0.d1d2…` with hexadecimal digits and `!` for
 /// unequal splits, nothing more: the brute force's own reading of the rules.
@@ -71,7 +73,12 @@ fn brute_force(code: &str, n: u64, memo: &mut HashMap<u64, u64>) -> u64 {
 }
 
 fn heaps(code: &str, heaps: Vec<u64>) -> Heaps {
-    Heaps::from_message(proto::Heaps { rules: Some(proto::heaps::Rules::Code(code.into())), heaps }).expect("valid")
+    code_heaps(code, heaps).expect("valid")
+}
+
+/// The position of `heaps` under the rules of `code`, as a `Heaps` message with that code gives it.
+fn code_heaps(code: &str, heaps: Vec<u64>) -> Result<Heaps, HeapsError> {
+    Heaps::new(Given::Code(code.into()), Rules::code(code)?, heaps)
 }
 
 fn sequence(code: &str, len: u64) -> Sequence {
@@ -275,9 +282,7 @@ fn heaps_of_any_size_are_answered_under_a_proven_period() {
     let after = position.play_unchecked(&best.expect("a winning move"));
     assert_eq!(after.value(&mut context), Ok(0));
     // Nim: G(n) = n.
-    let nim =
-        Heaps::from_message(proto::Heaps { rules: Some(proto::heaps::Rules::Nim(true)), heaps: vec![u64::MAX, 5] });
-    let nim = nim.unwrap();
+    let nim = Heaps::new(Given::Nim, Rules::nim(), vec![u64::MAX, 5]).unwrap();
     assert_eq!(nim.value(&mut context), Ok(u64::MAX ^ 5));
     let best = nim.best_move(&mut context).unwrap().1.expect("a winning move");
     assert_eq!(nim.play_unchecked(&best).value(&mut context), Ok(0));
@@ -330,16 +335,15 @@ fn moves_are_legal_and_leave_what_they_say() {
 
 #[test]
 fn heaps_past_the_compute_limit_are_refused_where_no_period_can_be_proven() {
-    let message = |code: &str, heaps| proto::Heaps { rules: Some(proto::heaps::Rules::Code(code.into())), heaps };
-    let past = Heaps::from_message(message("4!.0", vec![3, max_heap_compute() + 1])).unwrap();
+    let past = heaps("4!.0", vec![3, max_heap_compute() + 1]);
     // Refused at once, without computing: the rules admit no proof.
     let mut context = SearchContext::in_memory();
     let refused = past.value(&mut context).unwrap_err();
     assert!(matches!(refused, Interrupted::PastComputeLimit { limit, .. } if limit == max_heap_compute()));
     assert!(refused.to_string().contains("an Explore heapSequence job"), "{refused}");
     assert_eq!(context.stats.positions_computed, 0);
-    assert!(Heaps::from_message(message("0.77", vec![u64::MAX])).is_ok());
-    let too_many = Heaps::from_message(message("0.77", vec![1; MAX_HEAPS + 1])).unwrap_err();
+    assert!(code_heaps("0.77", vec![u64::MAX]).is_ok());
+    let too_many = code_heaps("0.77", vec![1; MAX_HEAPS + 1]).unwrap_err();
     assert_eq!(too_many, HeapsError::TooManyHeaps(MAX_HEAPS + 1));
 }
 
@@ -347,7 +351,7 @@ fn heaps_past_the_compute_limit_are_refused_where_no_period_can_be_proven() {
 /// after a restart) continues from them; bytes that do not decode are ignored and overwritten.
 #[test]
 fn values_are_kept_in_the_memo_and_read_back() {
-    let store = crate::cache::Store::temporary(1 << 20);
+    let store = MemoryMemo::default();
     // Rules no other test uses, so that no other test touches their cached values.
     let rules = Rules::code("4!.1").unwrap();
     let key = rules.canonical_bytes();
@@ -366,8 +370,8 @@ fn values_are_kept_in_the_memo_and_read_back() {
     let rules = Rules::subtraction(&[2, 5, 7], false).unwrap();
     store.put_bytes(GameTag::Heaps, &rules.canonical_bytes(), b"garbage".to_vec(), 1);
     let mut context = SearchContext::new(Budget::unlimited(), &store);
-    let subtraction = proto::heaps::Rules::Subtraction(proto::Subtraction { take: vec![2, 5, 7], all_but: false });
-    let position = Heaps::from_message(proto::Heaps { rules: Some(subtraction), heaps: vec![1 << 40] }).unwrap();
+    let given = Given::Subtraction { take: vec![2, 5, 7], all_but: false };
+    let position = Heaps::new(given, rules.clone(), vec![1 << 40]).unwrap();
     assert!(position.value(&mut context).is_ok());
     assert_eq!(context.stats.cache_hits, 0, "garbage is no hit");
     let bytes = store.get_bytes(GameTag::Heaps, &rules.canonical_bytes()).unwrap();

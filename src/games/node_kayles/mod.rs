@@ -25,10 +25,8 @@ pub mod canonical;
 mod engine;
 
 use self::engine::Engine;
-use super::registry::{Lookup, ServedGame, Sizes};
 use super::{display_setup_error, FieldPath, Game, GameTag, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
-use crate::proto;
-use crate::random::SplitMix;
+use super::{Lookup, ServedGame};
 
 /// The most vertices of a graph (one bit each in a `u128`).
 pub const MAX_VERTICES: u32 = 128;
@@ -315,26 +313,8 @@ impl Game for Graph {
 impl ServedGame for Graph {
     const NAME: &'static str = "node_kayles";
     const SEARCHES: bool = true;
-    type Message = proto::NodeKayles;
-    type MoveMessage = proto::NodeKaylesMove;
     type Error = GraphError;
     type Learnt = engine::Learnt;
-
-    fn from_message(message: proto::NodeKayles) -> Result<Graph, GraphError> {
-        let edges: Vec<(u32, u32)> = message.edges.iter().map(|edge| (edge.from, edge.to)).collect();
-        Graph::new(message.vertices, &edges)
-    }
-
-    fn to_message(&self) -> proto::NodeKayles {
-        proto::NodeKayles {
-            vertices: self.vertices() as u32,
-            edges: self.edges().map(|(from, to)| proto::Edge { from, to }).collect(),
-        }
-    }
-
-    fn move_message(mv: &Choice) -> proto::NodeKaylesMove {
-        proto::NodeKaylesMove { vertex: mv.vertex }
-    }
 
     fn items(&self) -> usize {
         self.vertices()
@@ -348,24 +328,9 @@ impl ServedGame for Graph {
     fn value_without_search(&self, lookup: &Lookup) -> Option<(Nimber, u64)> {
         engine::value_without_search(&self.neighbours, self.all(), &|key| lookup(GameTag::NodeKayles, key))
     }
-
-    /// Up to `sizes.small` (at most 24) vertices, each pair joined with one probability drawn per
-    /// graph (sparse to dense), each edge in a random orientation.
-    fn random_message(random: &mut SplitMix, sizes: Sizes) -> proto::NodeKayles {
-        let vertices = random.range(0, sizes.small.clamp(1, 24)) as u32;
-        let percent = random.pick(&[8, 15, 25, 40, 60, 85]);
-        let mut edges = Vec::new();
-        for from in 1..=vertices {
-            for to in from + 1..=vertices {
-                if random.percent(percent) {
-                    let (from, to) = if random.percent(50) { (from, to) } else { (to, from) };
-                    edges.push(proto::Edge { from, to });
-                }
-            }
-        }
-        proto::NodeKayles { vertices, edges }
-    }
 }
+
+mod wire;
 
 #[cfg(test)]
 mod tests;

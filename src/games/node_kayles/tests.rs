@@ -3,16 +3,18 @@
 //! canonical keys.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Instant;
 
 use super::canonical::{canonical_labelling, graph_of_key, key, labelling_within};
 use super::*;
 use crate::games::heap::rules::Rules;
 use crate::games::heap::sequence::Sequence;
+use crate::games::memory_memo::MemoryMemo;
 use crate::games::move_set_tests::assert_move_sets_match_search;
 use crate::games::tetris::Board;
+use crate::games::Wire;
 use crate::games::{Budget, Memo, NoMemo};
+use crate::random::SplitMix;
 
 /// The graph of `vertices` vertices and these 1-based edges.
 fn graph(vertices: u32, edges: &[(u32, u32)]) -> Graph {
@@ -345,27 +347,11 @@ fn move_sets_match_search() {
     }
 }
 
-/// A persistent memo kept in memory.
-#[derive(Default)]
-struct FakeMemo(Mutex<HashMap<Vec<u8>, u64>>);
-
-impl Memo for FakeMemo {
-    fn get(&self, game: GameTag, key: &[u8]) -> Option<u64> {
-        assert_eq!(game, GameTag::NodeKayles);
-        self.0.lock().expect("not poisoned").get(key).copied()
-    }
-    fn put(&self, game: GameTag, key: &[u8], value: u64, _cost: u64) {
-        assert_eq!(game, GameTag::NodeKayles);
-        self.0.lock().expect("not poisoned").insert(key.to_vec(), value);
-    }
-    fn flush(&self) {}
-}
-
 #[test]
 fn the_memo_shares_isomorphic_components_and_deadlines_keep_what_was_solved() {
     let mut random = SplitMix::new(12);
     let g = random_graph(&mut random, 28, 12);
-    let memo = FakeMemo::default();
+    let memo = MemoryMemo::default();
     let mut first = SearchContext::new(Budget::unlimited(), &memo);
     let expected = g.value(&mut first).expect("no deadline");
     assert!(first.stats.positions_computed > 0);
@@ -384,7 +370,7 @@ fn the_memo_shares_isomorphic_components_and_deadlines_keep_what_was_solved() {
     let large = random_graph(&mut random, 32, 10);
     let mut cold = SearchContext::in_memory();
     let wanted = large.value(&mut cold).expect("no deadline");
-    let memo = FakeMemo::default();
+    let memo = MemoryMemo::default();
     let soon = Budget::new(Some(Instant::now() + std::time::Duration::from_millis(5)), Default::default());
     let mut stopped = SearchContext::new(soon, &memo);
     if let Err(interrupted) = large.value(&mut stopped) {

@@ -46,7 +46,7 @@ pub use self::engine::{searched_components, value_without_search, Learnt};
 use self::engine::{Engine, Memoize};
 pub use self::small::{load_small_sets, SmallSets, DOMINO_SETS, SQUARE_SETS};
 pub use self::window::{transpose, Window};
-use super::registry::Lookup;
+use super::Lookup;
 use super::{display_setup_error, FieldPath, Game, GameTag, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 
 /// The most cells a board may have (16×16, 8×32, 4×64, ...).
@@ -367,7 +367,7 @@ impl<P: Piece> Board<P> {
     }
 
     /// The value of the board when every searched component is in the memo `lookup` probes
-    /// (see [`ServedGame::value_without_search`](super::registry::ServedGame::value_without_search)).
+    /// (see [`ServedGame::value_without_search`](super::ServedGame::value_without_search)).
     pub fn value_from(&self, lookup: &Lookup) -> Option<(Nimber, u64)> {
         value_without_search::<P>(self.points(), &|key| lookup(P::TAG, key))
     }

@@ -35,10 +35,8 @@
 //! The tests check this against the contest's own recursion for `len ≤ 1000` and the value of every
 //! legal position of every river with at most 10 rows against a brute force over whole positions.
 
-use super::registry::{ServedGame, Sizes};
+use super::ServedGame;
 use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
-use crate::proto;
-use crate::random::SplitMix;
 
 /// The most reclaimed cells a river may be given.
 pub const MAX_RECLAIMED: usize = 100_000;
@@ -466,44 +464,15 @@ impl Game for River {
 impl ServedGame for River {
     const NAME: &'static str = "reclamation";
     const SEARCHES: bool = false;
-    type Message = proto::Reclamation;
-    type MoveMessage = proto::Cell;
     type Error = ReclamationError;
     type Learnt = ();
-
-    fn from_message(message: proto::Reclamation) -> Result<Self, ReclamationError> {
-        let cells = message.reclaimed.iter().map(|cell| Cell { row: cell.row, column: cell.column });
-        River::new(message.rows, cells.collect())
-    }
-
-    fn to_message(&self) -> proto::Reclamation {
-        proto::Reclamation { rows: self.rows(), reclaimed: self.reclaimed().iter().map(River::move_message).collect() }
-    }
-
-    fn move_message(cell: &Cell) -> proto::Cell {
-        proto::Cell { row: cell.row, column: cell.column }
-    }
 
     fn items(&self) -> usize {
         self.reclaimed().len()
     }
-
-    /// Up to three reclaimed cells, dropping those that conflict with one drawn before.
-    fn random_message(random: &mut SplitMix, sizes: Sizes) -> proto::Reclamation {
-        let rows = sizes.draw(random);
-        let mut reclaimed: Vec<proto::Cell> = Vec::new();
-        for _ in 0..random.range(0, 3) {
-            let cell = proto::Cell { row: random.range(1, rows), column: random.range(1, 2) };
-            let conflicts = reclaimed.iter().any(|other| {
-                other.row == cell.row || (other.column != cell.column && other.row.abs_diff(cell.row) <= 1)
-            });
-            if !conflicts {
-                reclaimed.push(cell);
-            }
-        }
-        proto::Reclamation { rows, reclaimed }
-    }
 }
+
+mod wire;
 
 #[cfg(test)]
 mod tests;

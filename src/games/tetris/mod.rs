@@ -21,11 +21,9 @@ mod direct;
 mod ring;
 
 use super::placement::{self, point_index, Piece, PointSet, Window, SQUARE_SETS};
-use super::registry::{Lookup, ServedGame, Sizes};
 use super::{GameTag, Learnt, Nimber, Registered};
+use super::{Lookup, ServedGame};
 use crate::games::node_kayles::PATH;
-use crate::proto;
-use crate::random::SplitMix;
 
 pub use super::placement::{BoardError, MAX_CELLS, MAX_SIDE};
 
@@ -148,33 +146,15 @@ impl Piece for Square {
 impl ServedGame for Board {
     const NAME: &'static str = "tetris";
     const SEARCHES: bool = true;
-    type Message = proto::Tetris;
-    type MoveMessage = proto::TetrisMove;
     type Error = BoardError;
     type Learnt = placement::Learnt;
-
-    fn from_message(message: proto::Tetris) -> Result<Self, BoardError> {
-        Board::new(&message.rows)
-    }
-
-    fn to_message(&self) -> proto::Tetris {
-        proto::Tetris { rows: self.rows() }
-    }
-
-    fn move_message(placement: &Placement) -> proto::TetrisMove {
-        proto::TetrisMove { row: placement.row as u64, column: placement.column as u64 }
-    }
 
     fn value_without_search(&self, lookup: &Lookup) -> Option<(Nimber, u64)> {
         self.value_from(lookup)
     }
-
-    /// 1 to 6 cells a side, a fifth of them blocked, so that brute force and search stay fast.
-    fn random_message(random: &mut SplitMix, _sizes: Sizes) -> proto::Tetris {
-        let (height, width) = (random.range(1, 6) as usize, random.range(1, 6) as usize);
-        proto::Tetris { rows: crate::testing::random_board(random, height, width, 20) }
-    }
 }
+
+mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -1,10 +1,10 @@
 //! Tests of the 2×2 placement game against a brute force written from the literal rules.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Instant;
 
 use super::*;
+use crate::games::memory_memo::MemoryMemo;
 use crate::games::placement::{components, BoardPoints, PointSet, Wide, Word};
 use crate::games::{
     Budget, FieldPath, Game, GameTag, Interrupted, Memo, NoMemo, Outcome, SearchContext, SetupError, Value,
@@ -371,30 +371,14 @@ fn board_errors_name_the_field() {
     assert!(cells.contains("272 cells") && cells.contains("limit is 256"), "{cells}");
 }
 
-/// A persistent memo kept in memory.
-#[derive(Default)]
-struct FakeMemo(Mutex<HashMap<Vec<u8>, u64>>);
-
-impl Memo for FakeMemo {
-    fn get(&self, game: GameTag, key: &[u8]) -> Option<u64> {
-        assert_eq!(game, GameTag::Tetris);
-        self.0.lock().expect("not poisoned").get(key).copied()
-    }
-    fn put(&self, game: GameTag, key: &[u8], value: u64, _cost: u64) {
-        assert_eq!(game, GameTag::Tetris);
-        self.0.lock().expect("not poisoned").insert(key.to_vec(), value);
-    }
-    fn flush(&self) {}
-}
-
 #[test]
 fn persistent_memo_makes_a_second_solve_free_and_deadlines_interrupt() {
-    let memo = FakeMemo::default();
+    let memo = MemoryMemo::default();
     let board = full(7, 7);
     let mut first = SearchContext::new(Budget::unlimited(), &memo);
     let v = board.value(&mut first).expect("no deadline");
     assert!(first.stats.positions_computed > 0);
-    assert!(!memo.0.lock().expect("not poisoned").is_empty());
+    assert!(memo.values() > 0);
     assert_eq!(v, value(&board));
 
     let mut second = SearchContext::new(Budget::unlimited(), &memo);
@@ -425,7 +409,7 @@ fn an_interrupted_solve_resumes_from_the_memo() {
     let board = full(9, 9);
     let mut cold = SearchContext::in_memory();
     let expected = board.value(&mut cold).expect("no deadline");
-    let memo = FakeMemo::default();
+    let memo = MemoryMemo::default();
     let soon = Budget::new(Some(Instant::now() + std::time::Duration::from_millis(20)), Default::default());
     let mut first = SearchContext::new(soon, &memo);
     match board.value(&mut first) {
@@ -483,7 +467,7 @@ fn boards_whose_components_are_memoized_are_valued_without_search() {
         let (height, width) = (4 + index_below(&mut rng, 5), 4 + index_below(&mut rng, 5));
         let free = random_free(&mut rng, height, width, if round % 3 == 0 { 64 } else { 30 });
         let board = Board::new(&rows_of(height, width, free)).expect("generated boards are valid");
-        let memo = FakeMemo::default();
+        let memo = MemoryMemo::default();
         let lookup = |game: GameTag, key: &[u8]| memo.get(game, key);
         let before = board.value_without_search(&lookup);
         let mut context = SearchContext::new(Budget::unlimited(), &memo);
@@ -497,7 +481,7 @@ fn boards_whose_components_are_memoized_are_valued_without_search() {
         }
         let (value, found) = board.value_without_search(&lookup).expect("every component is memoized");
         assert_eq!(value, expected, "{:?}", board.rows());
-        assert!(found <= memo.0.lock().expect("not poisoned").len() as u64);
+        assert!(found <= memo.values() as u64);
     }
 }
 

@@ -21,9 +21,10 @@ use super::{status, JobRecord, JobRecords, Put, StoreCondition, StoreError, Stor
 use crate::cache::SharedCacheConfig;
 use crate::games::{Budget, Game, GameTag, Interrupted, Memo, SearchContext, Stats};
 use crate::google::longrunning::Operation;
-use crate::grpc::convert::{self, InvalidArgument};
+use crate::invalid_argument::InvalidArgument;
 use crate::proto::{self, explore_result::Answer, ExploreState};
 use crate::sync::{lock, RateLimit};
+use crate::wire;
 
 mod live;
 pub mod parts;
@@ -31,6 +32,30 @@ mod work;
 
 use live::Live;
 use parts::{Helping, PartCounts};
+
+/// How a job's run ended short of a result.
+enum Stopped {
+    Interrupted(Interrupted),
+    /// The stored request is no longer acceptable (a limit was lowered since it was accepted).
+    Invalid(String),
+    Store(StoreError),
+    /// The job's record ended or is gone meanwhile: its run writes nothing more.
+    Superseded,
+    /// What the job computed keeps vanishing from the store: why.
+    DataLoss(String),
+}
+
+impl From<Interrupted> for Stopped {
+    fn from(error: Interrupted) -> Self {
+        Stopped::Interrupted(error)
+    }
+}
+
+impl From<StoreError> for Stopped {
+    fn from(error: StoreError) -> Self {
+        Stopped::Store(error)
+    }
+}
 
 /// How the runner is configured.
 #[derive(Clone, Debug)]

@@ -22,7 +22,6 @@
 //! takes no other. Each records what it kept once the store answers again, and only then does the
 //! owner end the job.
 
-use super::work::Stopped;
 use super::*;
 use crate::games::Position;
 

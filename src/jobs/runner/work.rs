@@ -21,30 +21,6 @@ const STORE_RETRY: Duration = Duration::from_millis(200);
 /// How many rows of a chain one write to the job store holds.
 const ROWS_SAVED_AT_ONCE: usize = 16;
 
-/// How a job's run ended short of a result.
-pub(super) enum Stopped {
-    Interrupted(Interrupted),
-    /// The stored request is no longer acceptable (a limit was lowered since it was accepted).
-    Invalid(String),
-    Store(StoreError),
-    /// The job's record ended or is gone meanwhile: its run writes nothing more.
-    Superseded,
-    /// What the job computed keeps vanishing from the store: why.
-    DataLoss(String),
-}
-
-impl From<Interrupted> for Stopped {
-    fn from(error: Interrupted) -> Self {
-        Stopped::Interrupted(error)
-    }
-}
-
-impl From<StoreError> for Stopped {
-    fn from(error: StoreError) -> Self {
-        Stopped::Store(error)
-    }
-}
-
 impl RunnerState {
     pub(super) fn changed(&self) {
         self.changes.send_modify(|generation| *generation += 1);
@@ -302,13 +278,13 @@ impl RunnerState {
                 live.items_total.store(1, Ordering::Relaxed);
                 self.solve_parts(name, (&position, request.split_across_replicas), &mut context, &add_stats)?;
                 let value = position.value(&mut context)?;
-                Answer::Solve(convert::solve_response(&position, value, context.stats, started.elapsed()))
+                Answer::Solve(wire::solve_response(&position, value, context.stats, started.elapsed()))
             }
             Job::BestMove(position) => {
                 live.items_total.store(1, Ordering::Relaxed);
                 self.solve_parts(name, (&position, request.split_across_replicas), &mut context, &add_stats)?;
                 let (value, best) = position.best_move(&mut context)?;
-                Answer::BestMove(convert::best_move_response(&position, value, best, context.stats, started.elapsed()))
+                Answer::BestMove(wire::best_move_response(&position, value, best, context.stats, started.elapsed()))
             }
             Job::Family(family) => {
                 let (rows, total_rows) = self.run_family(name, &family, &mut context, live, &add_stats)?;

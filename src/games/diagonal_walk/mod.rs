@@ -32,10 +32,8 @@
 //! The base case `a = b = 0` has value 0 = the claim. The tests also check the formula against the
 //! literal Grundy recursion for every `a, b ≤ 300` and every `k ≤ 40`, and for steps past the board.
 
-use super::registry::{ServedGame, Sizes};
+use super::ServedGame;
 use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
-use crate::proto;
-use crate::random::SplitMix;
 
 /// Why a walk could not be set up.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -223,43 +221,11 @@ impl Game for Walk {
 impl ServedGame for Walk {
     const NAME: &'static str = "diagonal_walk";
     const SEARCHES: bool = false;
-    type Message = proto::DiagonalWalk;
-    type MoveMessage = proto::DiagonalWalkMove;
     type Error = DiagonalWalkError;
     type Learnt = ();
-
-    /// A start of 0 (unset) is the top-left cell, 1.
-    fn from_message(walk: proto::DiagonalWalk) -> Result<Self, DiagonalWalkError> {
-        Walk::new(walk.rows, walk.columns, walk.step, walk.row.max(1), walk.column.max(1))
-    }
-
-    fn to_message(&self) -> proto::DiagonalWalk {
-        proto::DiagonalWalk {
-            rows: self.rows(),
-            columns: self.columns(),
-            step: self.step(),
-            row: self.row(),
-            column: self.column(),
-        }
-    }
-
-    fn move_message(direction: &Direction) -> proto::DiagonalWalkMove {
-        proto::DiagonalWalkMove {
-            direction: match direction {
-                Direction::Down => proto::Direction::Down,
-                Direction::Right => proto::Direction::Right,
-                Direction::Diagonal => proto::Direction::Diagonal,
-            } as i32,
-        }
-    }
-
-    /// A step of 1 to 3 half the time, of any size otherwise.
-    fn random_message(random: &mut SplitMix, sizes: Sizes) -> proto::DiagonalWalk {
-        let (rows, columns) = (sizes.draw(random), sizes.draw(random));
-        let step = if random.percent(50) { random.range(1, 3) } else { sizes.draw(random) };
-        proto::DiagonalWalk { rows, columns, step, row: random.range(1, rows), column: random.range(1, columns) }
-    }
 }
+
+mod wire;
 
 #[cfg(test)]
 mod tests {

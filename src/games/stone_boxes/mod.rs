@@ -4,10 +4,8 @@
 //!
 //! The boxes are independent, so a position's value is the XOR of [`box_value`] over its boxes.
 
-use super::registry::{ServedGame, Sizes};
+use super::ServedGame;
 use super::{display_setup_error, FieldPath, Game, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
-use crate::proto;
-use crate::random::SplitMix;
 
 /// The most boxes a position may hold.
 pub const MAX_BOXES: usize = 100_000;
@@ -262,41 +260,15 @@ impl Game for Boxes {
 impl ServedGame for Boxes {
     const NAME: &'static str = "stone_boxes";
     const SEARCHES: bool = false;
-    type Message = proto::StoneBoxes;
-    type MoveMessage = proto::StoneBoxesMove;
     type Error = StoneBoxesError;
     type Learnt = ();
-
-    fn from_message(message: proto::StoneBoxes) -> Result<Self, StoneBoxesError> {
-        Boxes::new(message.boxes.into_iter().map(|b| StoneBox { capacity: b.capacity, stones: b.stones }).collect())
-    }
-
-    fn to_message(&self) -> proto::StoneBoxes {
-        proto::StoneBoxes {
-            boxes: self.boxes.iter().map(|b| proto::StoneBox { capacity: b.capacity, stones: b.stones }).collect(),
-        }
-    }
-
-    fn move_message(add: &AddStones) -> proto::StoneBoxesMove {
-        proto::StoneBoxesMove { r#box: add.box_index as u64 + 1, stones: add.stones }
-    }
 
     fn items(&self) -> usize {
         self.boxes.len()
     }
-
-    /// One to three boxes, each holding up to its capacity.
-    fn random_message(random: &mut SplitMix, sizes: Sizes) -> proto::StoneBoxes {
-        proto::StoneBoxes {
-            boxes: (0..random.range(1, 3))
-                .map(|_| {
-                    let capacity = sizes.draw(random);
-                    proto::StoneBox { capacity, stones: random.range(0, capacity) }
-                })
-                .collect(),
-        }
-    }
 }
+
+mod wire;
 
 #[cfg(test)]
 mod tests {

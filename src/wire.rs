@@ -1,58 +1,16 @@
 //! Protobuf ↔ domain: requests become validated [`Position`]s (or an [`InvalidArgument`] naming
-//! the field and the limit), answers become protobuf messages. No game rules live here: each game's
-//! validating constructor decides what is legal.
+//! the field and the limit), answers become protobuf messages, for the gRPC service and the jobs
+//! alike. No game rules live here: each game's validating constructor (behind its `wire.rs`)
+//! decides what is legal.
 
 use crate::games::analysis::{self, Analysis};
 use crate::games::registry::with_games;
 use crate::games::sum::Sum;
 use crate::games::sum::SumValue;
-use crate::games::{describe, FieldPath, Game, Move, Outcome, Position, ServedGame, SetupError, Stats, Value};
+use crate::games::{Game, Move, Outcome, Position, ServedGame, Stats, Value, Wire};
+use crate::invalid_argument::InvalidArgument;
 use crate::proto;
 use proto::position::Game as ProtoGame;
-
-/// A request that is not acceptable: the field at fault (its protobuf path, e.g.
-/// `cutting.pieces[1].width`) and a readable message that names it and the limit. The service
-/// answers it as `INVALID_ARGUMENT` with a `google.rpc.BadRequest` field violation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InvalidArgument {
-    /// The path of the field at fault.
-    pub field: String,
-    /// The whole message, starting with the field's path in most cases.
-    pub message: String,
-}
-
-impl InvalidArgument {
-    /// The field `field` is at fault: the message is its path followed by `problem`.
-    pub fn field(field: impl std::fmt::Display, problem: impl std::fmt::Display) -> Self {
-        let field = field.to_string();
-        InvalidArgument { message: format!("{field} {problem}"), field }
-    }
-
-    /// The request as a whole is at fault (e.g. it does not decode): no field is named.
-    pub fn request(message: impl std::fmt::Display) -> Self {
-        InvalidArgument { field: String::new(), message: message.to_string() }
-    }
-
-    /// The error of a game's constructor, its fields named as protobuf paths under `game`.
-    pub fn setup(game: &str, error: &dyn SetupError) -> Self {
-        let name = |path: &FieldPath| format!("{game}.{path}");
-        InvalidArgument { field: name(&error.field()), message: describe(error, &name) }
-    }
-
-    /// The same error for the component of a sum: `prefix` (e.g. `sum.components[3].`) before the
-    /// field path and the message.
-    pub fn within(self, prefix: &str) -> Self {
-        InvalidArgument { field: format!("{prefix}{}", self.field), message: format!("{prefix}{}", self.message) }
-    }
-}
-
-impl std::fmt::Display for InvalidArgument {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for InvalidArgument {}
 
 /// The domain position of a request's `position` field (required). The request-wide item limit
 /// ([`MAX_ITEMS`](crate::games::MAX_ITEMS)) is the codec's to check, on the wire form, before
@@ -73,7 +31,7 @@ macro_rules! define_conversion {
             })?;
             Ok(match game {
                 $(ProtoGame::$game(message) => Position::from(
-                    <$position as ServedGame>::from_message(message)
+                    <$position as Wire>::from_message(message)
                         .map_err(|error| InvalidArgument::setup(<$position as ServedGame>::NAME, &error))?,
                 ),)*
                 ProtoGame::Sum(components) => {
@@ -106,7 +64,7 @@ macro_rules! define_conversion {
         pub fn move_to_proto(mv: &Move) -> proto::Move {
             use proto::r#move::Game as ProtoMove;
             let game = match mv {
-                $(Move::$game(mv) => ProtoMove::$game(<$position as ServedGame>::move_message(mv)),)*
+                $(Move::$game(mv) => ProtoMove::$game(<$position as Wire>::move_message(mv)),)*
                 Move::Sum(sum_move) => ProtoMove::Sum(Box::new(proto::SumMove {
                     component: sum_move.component as u64 + 1,
                     r#move: Some(Box::new(move_to_proto(&sum_move.mv))),
@@ -150,7 +108,7 @@ pub fn solve_response(
         stats: Some(stats_to_proto(stats, elapsed)),
         id: String::new(),
         error: None,
-        heap_values: position.evidence(),
+        heap_values: position.evidence().into_iter().map(Into::into).collect(),
     }
 }
 
@@ -169,7 +127,7 @@ pub fn best_move_response(
         r#move: best.as_ref().map(move_to_proto),
         after: best.map(|mv| position_to_proto(&position.play_unchecked(&mv))),
         stats: Some(stats_to_proto(stats, elapsed)),
-        heap_values: position.evidence(),
+        heap_values: position.evidence().into_iter().map(Into::into).collect(),
     }
 }
 
@@ -212,6 +170,6 @@ pub fn analysis_to_proto(
             .map(|offset| crate::page::token(query, &offset.to_be_bytes()))
             .unwrap_or_default(),
         stats: Some(stats),
-        heap_values: position.evidence(),
+        heap_values: position.evidence().into_iter().map(Into::into).collect(),
     }
 }
