@@ -94,6 +94,11 @@ pub fn stats_to_proto(stats: Stats, elapsed: std::time::Duration) -> proto::Stat
     }
 }
 
+/// How the values `position`'s answer rests on are known ([`Position::evidence`]), as answers give it.
+fn heap_values_to_proto(position: &Position) -> Vec<proto::HeapValues> {
+    position.evidence().into_iter().map(Into::into).collect()
+}
+
 /// The answer of Solve (and of a `solve` job) for `position`: `value`'s outcome and nimber, how the
 /// values it rests on are known ([`Position::evidence`]), and the statistics.
 pub fn solve_response(
@@ -108,7 +113,7 @@ pub fn solve_response(
         stats: Some(stats_to_proto(stats, elapsed)),
         id: String::new(),
         error: None,
-        heap_values: position.evidence().into_iter().map(Into::into).collect(),
+        heap_values: heap_values_to_proto(position),
     }
 }
 
@@ -127,7 +132,7 @@ pub fn best_move_response(
         r#move: best.as_ref().map(move_to_proto),
         after: best.map(|mv| position_to_proto(&position.play_unchecked(&mv))),
         stats: Some(stats_to_proto(stats, elapsed)),
-        heap_values: position.evidence().into_iter().map(Into::into).collect(),
+        heap_values: heap_values_to_proto(position),
     }
 }
 
@@ -170,6 +175,6 @@ pub fn analysis_to_proto(
             .map(|offset| crate::page::token(query, &offset.to_be_bytes()))
             .unwrap_or_default(),
         stats: Some(stats),
-        heap_values: position.evidence().into_iter().map(Into::into).collect(),
+        heap_values: heap_values_to_proto(position),
     }
 }
