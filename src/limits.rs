@@ -24,6 +24,25 @@ pub const PAGE_CACHE_SHARE_DIVISOR: u64 = 16;
 /// The largest page cache sled is given: 1 GiB, sled's own default.
 pub const MAX_PAGE_CACHE_BYTES: u64 = 1 << 30;
 
+/// What a process holds before any work, set aside before the memory limit is shared: 16 MiB.
+/// Measured: an in-process `nimber explore` of a 2×2 board peaks at 13.7 MiB resident (the
+/// binary's code, the runtime's threads and stacks, sled's fixed structures for the store and the
+/// job store). Without it a small limit was overrun by that much: a 9×10 board's job under a
+/// 64 MiB limit peaked at 61 to 75 MiB with both cores busy.
+pub const PROCESS_BASELINE_BYTES: u64 = 16 << 20;
+
+/// The share of the memory limit given to the store's write buffer (values waiting for its writer
+/// thread): a thirty-second, between [`MIN_WRITE_BUFFER_BYTES`] and [`MAX_WRITE_BUFFER_BYTES`].
+/// When the writer falls behind (a machine whose cores are busy), the buffer stays at its bound and
+/// callers wait for the writer rather than the buffer outgrowing the limit.
+pub const WRITE_BUFFER_SHARE_DIVISOR: u64 = 32;
+
+/// The smallest write buffer: 256 KiB, about 1500 small values.
+pub const MIN_WRITE_BUFFER_BYTES: u64 = 256 << 10;
+
+/// The largest write buffer: 32 MiB, about 170 000 small values.
+pub const MAX_WRITE_BUFFER_BYTES: u64 = 32 << 20;
+
 /// The share of the memory limit that bounds the store's size on disk by default: a thirty-second.
 /// sled 0.34 keeps about as much in memory as the store takes on disk, whatever its page cache
 /// (measured: 263 MB resident right after opening a store of a million values, 359 MB on disk, with
@@ -206,6 +225,8 @@ pub struct MemoryBudget {
     pub store_hot_bytes: u64,
     /// Bytes of sled's page cache (`sled::Config::cache_capacity`).
     pub page_cache_bytes: u64,
+    /// Bytes of the store's write buffer.
+    pub store_write_buffer_bytes: u64,
     /// The most the store's default size bound on disk may be (`--max-store-bytes`' default).
     pub store_max_bytes: u64,
     /// Bytes of the job store's page cache.
@@ -214,7 +235,9 @@ pub struct MemoryBudget {
     pub jobs_store_max_bytes: u64,
 }
 
-/// Shares `memory_limit`, the whole process's, between everything that grows with the work:
+/// Shares `memory_limit`, the whole process's, between everything that grows with the work. First
+/// [`PROCESS_BASELINE_BYTES`] are set aside for what the process holds whatever its work; the
+/// shares below are of the rest:
 /// - **one half** ([`TABLE_SHARE_DIVISOR`]) to the in-memory tables at [`TABLE_ENTRY_BYTES`] an
 ///   entry: the tables of `expensive_solves` solves and of the `jobs` Explore jobs that run at once,
 ///   each of `table_entries` entries, and the store's in-memory tier, which gets one table's worth
@@ -229,9 +252,10 @@ pub struct MemoryBudget {
 /// - **about a tenth** to the job store: a page cache of a sixty-fourth
 ///   ([`JOB_PAGE_CACHE_SHARE_DIVISOR`], 1 to 16 MiB), and what it holds, at most a thirty-second
 ///   ([`JOB_STORE_SHARE_DIVISOR`]) by default, with what sled keeps of it;
-/// - **the rest** (about a fifth) to what has no bound of its own here: the store's write buffer
-///   (a fixed number of values), call and stream buffers, the allocator's slack, the runtime and
-///   the binary.
+/// - **one thirty-second** ([`WRITE_BUFFER_SHARE_DIVISOR`]) to the store's write buffer, 256 KiB
+///   to 32 MiB;
+/// - **the rest** (about a sixth) to what has no bound of its own here: call and stream buffers,
+///   the allocator's slack, the runtime and the binary.
 ///
 /// Unset values are derived: solves default to `cores` (as many as the budget allows with
 /// [`MIN_TABLE_ENTRIES`] each), entries to the budget's share capped at `max_table_entries`. A
@@ -245,7 +269,8 @@ pub fn share_memory(
     table_entries: Option<usize>,
     max_table_entries: usize,
 ) -> Result<MemoryBudget, String> {
-    let budget_entries = (memory_limit / TABLE_SHARE_DIVISOR / TABLE_ENTRY_BYTES) as usize;
+    let shared = memory_limit.saturating_sub(PROCESS_BASELINE_BYTES);
+    let budget_entries = (shared / TABLE_SHARE_DIVISOR / TABLE_ENTRY_BYTES) as usize;
     let tables_for = |solves: usize| solves.saturating_add(1).saturating_add(jobs);
     let expensive_solves = match expensive_solves {
         Some(solves) => solves,
@@ -260,21 +285,24 @@ pub fn share_memory(
     };
     let needed =
         (tables_for(expensive_solves) as u64).saturating_mul(table_entries as u64).saturating_mul(TABLE_ENTRY_BYTES);
-    if table_entries < MIN_TABLE_ENTRIES || needed > memory_limit / TABLE_SHARE_DIVISOR {
+    if table_entries < MIN_TABLE_ENTRIES || needed > shared / TABLE_SHARE_DIVISOR {
         return Err(format!(
             "{expensive_solves} expensive solves (--max-expensive-solves), {jobs} jobs (--max-jobs) and the store, each with a table of \
              {table_entries} entries (--table-entries; at least {MIN_TABLE_ENTRIES}) need about {needed} bytes, \
-             more than half of --memory-limit {memory_limit}: raise --memory-limit or lower the others"
+             more than half of --memory-limit {memory_limit} less the {PROCESS_BASELINE_BYTES} bytes a process holds before any work: \
+             raise --memory-limit or lower the others"
         ));
     }
     Ok(MemoryBudget {
         expensive_solves,
         table_entries,
         store_hot_bytes: (table_entries as u64).saturating_mul(TABLE_ENTRY_BYTES),
-        page_cache_bytes: (memory_limit / PAGE_CACHE_SHARE_DIVISOR).min(MAX_PAGE_CACHE_BYTES),
-        store_max_bytes: memory_limit / STORE_SIZE_SHARE_DIVISOR,
-        jobs_page_cache_bytes: (memory_limit / JOB_PAGE_CACHE_SHARE_DIVISOR).clamp(1 << 20, 16 << 20),
-        jobs_store_max_bytes: (memory_limit / JOB_STORE_SHARE_DIVISOR).min(MAX_JOB_STORE_BYTES),
+        page_cache_bytes: (shared / PAGE_CACHE_SHARE_DIVISOR).min(MAX_PAGE_CACHE_BYTES),
+        store_write_buffer_bytes: (shared / WRITE_BUFFER_SHARE_DIVISOR)
+            .clamp(MIN_WRITE_BUFFER_BYTES, MAX_WRITE_BUFFER_BYTES),
+        store_max_bytes: shared / STORE_SIZE_SHARE_DIVISOR,
+        jobs_page_cache_bytes: (shared / JOB_PAGE_CACHE_SHARE_DIVISOR).clamp(1 << 20, 16 << 20),
+        jobs_store_max_bytes: (shared / JOB_STORE_SHARE_DIVISOR).min(MAX_JOB_STORE_BYTES),
     })
 }
 
@@ -364,12 +392,13 @@ mod tests {
 
     #[test]
     fn defaults_share_the_memory_limit() {
-        // 2 GiB: 1 GiB of tables = 13.4 M entries at 80 bytes, over 4 solves + the store.
+        // 2 GiB less the baseline: half of 2032 MiB in tables, 13.3 M entries at 80 bytes, over 4
+        // solves + the store.
         let budget = share_memory(2 << 30, 4, 0, None, None, 16 << 20).unwrap();
         assert_eq!(budget.expensive_solves, 4);
-        assert_eq!(budget.table_entries, ((1u64 << 30) / 80 / 5) as usize);
+        assert_eq!(budget.table_entries, ((1016u64 << 20) / 80 / 5) as usize);
         // A small container gets fewer slots than cores rather than tables too small to be useful.
-        let small = share_memory(32 << 20, 64, 0, None, None, 16 << 20).unwrap();
+        let small = share_memory(48 << 20, 64, 0, None, None, 16 << 20).unwrap();
         assert!(small.expensive_solves < 64 && small.expensive_solves >= 1, "{small:?}");
         assert!(small.table_entries >= MIN_TABLE_ENTRIES);
         // Plenty of memory: the table is capped at the engine's maximum.
@@ -380,14 +409,17 @@ mod tests {
     fn the_store_and_sleds_page_cache_get_their_shares() {
         let limit = 2 << 30;
         let budget = share_memory(limit, 4, 1, None, None, 16 << 20).unwrap();
+        let shared = limit - PROCESS_BASELINE_BYTES;
         // The store's in-memory tier is one table's worth of bytes next to 4 solves and 1 job.
         assert_eq!(budget.store_hot_bytes, budget.table_entries as u64 * TABLE_ENTRY_BYTES);
         let tables = (budget.expensive_solves as u64 + 1) * budget.table_entries as u64 * TABLE_ENTRY_BYTES;
-        assert!(tables + budget.store_hot_bytes <= limit / 2, "{budget:?}");
-        assert_eq!(budget.page_cache_bytes, limit / 16);
-        assert_eq!(budget.store_max_bytes, limit / 32);
-        assert_eq!((budget.jobs_page_cache_bytes, budget.jobs_store_max_bytes), (16 << 20, limit / 32));
-        let small = share_memory(256 << 20, 2, 1, None, None, 16 << 20).unwrap();
+        assert!(tables + budget.store_hot_bytes <= shared / 2, "{budget:?}");
+        assert_eq!(budget.page_cache_bytes, shared / 16);
+        assert_eq!(budget.store_max_bytes, shared / 32);
+        assert_eq!(budget.store_write_buffer_bytes, MAX_WRITE_BUFFER_BYTES);
+        assert_eq!(share_memory(80 << 20, 2, 1, Some(0), None, 11 << 20).unwrap().store_write_buffer_bytes, 2 << 20);
+        assert_eq!((budget.jobs_page_cache_bytes, budget.jobs_store_max_bytes), (16 << 20, shared / 32));
+        let small = share_memory(272 << 20, 2, 1, None, None, 16 << 20).unwrap();
         assert_eq!((small.jobs_page_cache_bytes, small.jobs_store_max_bytes), (4 << 20, 8 << 20));
         // sled never gets more than its own default.
         assert_eq!(share_memory(1 << 40, 2, 1, None, None, 16 << 20).unwrap().page_cache_bytes, MAX_PAGE_CACHE_BYTES);
@@ -395,11 +427,12 @@ mod tests {
 
     #[test]
     fn a_process_without_interactive_solves_shares_between_its_job_and_the_store() {
+        // 64 MiB less the 16 MiB baseline: 24 MiB of tables, for the job and the store.
         let budget = share_memory(64 << 20, 2, 1, Some(0), None, 11 << 20).unwrap();
         assert_eq!(budget.expensive_solves, 0);
-        assert_eq!(budget.table_entries, ((32u64 << 20) / 80 / 2) as usize);
+        assert_eq!(budget.table_entries, ((24u64 << 20) / 80 / 2) as usize);
         assert_eq!(budget.store_hot_bytes, budget.table_entries as u64 * 80);
-        assert_eq!(budget.page_cache_bytes, 4 << 20);
+        assert_eq!(budget.page_cache_bytes, 3 << 20);
         assert!(share_memory(1 << 20, 2, 1, Some(0), None, 11 << 20).unwrap_err().contains("--memory-limit"));
     }
 

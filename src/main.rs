@@ -261,6 +261,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         table_entries = budget.table_entries,
         store_hot_bytes = budget.store_hot_bytes,
         page_cache_bytes = budget.page_cache_bytes,
+        store_write_buffer_bytes = budget.store_write_buffer_bytes,
         max_store_bytes,
         "memory shared by the in-memory tables, the store's in-memory tier, sled's page cache and the store's size"
     );
@@ -303,6 +304,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         table_limit: budget.table_entries,
         store_hot_bytes: budget.store_hot_bytes,
         page_cache_bytes: budget.page_cache_bytes,
+        store_write_buffer_bytes: budget.store_write_buffer_bytes,
         max_message_bytes: args.max_message_bytes,
         shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
         max_expensive_solves: budget.expensive_solves,

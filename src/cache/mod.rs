@@ -45,7 +45,10 @@
 //!
 //! # Writes, damage and bounds
 //! Values are buffered and written by the store's own thread (in batches of up to 4096, at least
-//! every 100 ms); no caller ever waits for a write except [`Store::sync`]. The counts behind
+//! every 100 ms). The buffer is bounded in bytes ([`StoreOptions::write_buffer_bytes`], a share of
+//! the memory limit): a caller that finds it full waits for the writer to take a batch, up to
+//! [`WRITE_STALL`], and only past that (a writer that cannot keep up) is its value not remembered on
+//! disk. Otherwise no caller waits for a write except [`Store::sync`]. The counts behind
 //! [`Store::entries`], [`Store::size_on_disk`] and [`Store::evictions`] are atomics kept up to date
 //! by that thread. A store that cannot be read at open is moved aside (or refused, see
 //! [`OnCorrupt`]); on a full disk the server runs without it and the writer thread reopens it once
@@ -76,7 +79,7 @@ pub use shared::{
 
 use crate::disk;
 use crate::games::{Budget, GameTag, Interrupted, Memo, DEFAULT_TABLE_LIMIT};
-use crate::limits::{MemoryBudget, MAX_PAGE_CACHE_BYTES, TABLE_ENTRY_BYTES};
+use crate::limits::{MemoryBudget, MAX_PAGE_CACHE_BYTES, MAX_WRITE_BUFFER_BYTES, TABLE_ENTRY_BYTES};
 
 /// The longest bytes value the store keeps ([`Memo::put_bytes`]), and the most bytes of one read
 /// from the shared tier: the memo's own bound, [`crate::games::MAX_MEMO_BYTES`].
@@ -85,9 +88,13 @@ pub const MAX_BYTES_VALUE: usize = crate::games::MAX_MEMO_BYTES;
 /// How many buffered values make the writer thread write a batch at once.
 const WRITE_BATCH: usize = 4096;
 
-/// The most values buffered for writing; beyond it new values are not remembered on disk (the
-/// writer is behind or the store unavailable) until the buffer drains.
-const MAX_PENDING: usize = 64 * WRITE_BATCH;
+/// What a buffered value costs besides its key's and its bytes' lengths: the hash map's entry (the
+/// key's `Vec`, the value, its cost, the map's control byte and spare capacity) and the key's
+/// allocation.
+pub const WRITE_BUFFER_ENTRY_OVERHEAD: u64 = 160;
+
+/// The longest a caller waits for room in a full write buffer before its value goes unwritten.
+pub const WRITE_STALL: Duration = Duration::from_secs(1);
 
 /// What a value of the in-memory tier costs besides its key's bytes: quick_cache's entry (a 24-byte
 /// `Vec`, an 8-byte value, its hash and state, and the hash it keeps of an evicted key for a while)
@@ -111,10 +118,14 @@ pub struct StoreOptions {
     pub max_bytes: Option<u64>,
     /// What to do when the store on disk is unreadable.
     pub on_corrupt: OnCorrupt,
+    /// The most bytes of values waiting for the writer thread: each costs its key's length, its
+    /// bytes' and [`WRITE_BUFFER_ENTRY_OVERHEAD`].
+    pub write_buffer_bytes: u64,
 }
 
 /// The defaults: an in-memory tier of [`DEFAULT_TABLE_LIMIT`] × [`TABLE_ENTRY_BYTES`] bytes, sled's
-/// default page cache (1 GiB), the default size bound, and a damaged store rebuilt.
+/// default page cache (1 GiB), the default size bound, a damaged store rebuilt, and a write buffer
+/// of [`MAX_WRITE_BUFFER_BYTES`].
 impl Default for StoreOptions {
     fn default() -> Self {
         Self {
@@ -122,17 +133,19 @@ impl Default for StoreOptions {
             page_cache_bytes: MAX_PAGE_CACHE_BYTES,
             max_bytes: None,
             on_corrupt: OnCorrupt::Rebuild,
+            write_buffer_bytes: MAX_WRITE_BUFFER_BYTES,
         }
     }
 }
 
 impl StoreOptions {
-    /// The default options with the in-memory tier, page cache and size bound of `budget` for a
-    /// store in `path` (see [`default_max_bytes`]).
+    /// The default options with the in-memory tier, page cache, write buffer and size bound of
+    /// `budget` for a store in `path` (see [`default_max_bytes`]).
     pub fn within(budget: &MemoryBudget, path: &Path) -> Self {
         Self {
             hot_bytes: budget.store_hot_bytes,
             page_cache_bytes: budget.page_cache_bytes,
+            write_buffer_bytes: budget.store_write_buffer_bytes,
             max_bytes: Some(default_max_bytes(path, budget.store_max_bytes)),
             ..Self::default()
         }
@@ -161,6 +174,14 @@ struct StoreState {
     queue_changed: Condvar,
     /// Signals [`Store::sync`] callers: a sync finished.
     synced: Condvar,
+    /// Signals callers waiting for room in the write buffer: the writer took a batch.
+    buffer_drained: Condvar,
+    write_buffer_bytes: u64,
+    /// The write buffer's bytes (as of its latest change).
+    buffered_bytes: AtomicU64,
+    /// Callers that found the write buffer full, and values not written because it stayed full.
+    write_stalls: AtomicU64,
+    unwritten: AtomicU64,
     in_flight: Mutex<HashMap<Vec<u8>, Arc<Flight>>>,
     entries: AtomicU64,
     size_bytes: AtomicU64,
@@ -212,8 +233,7 @@ impl HotTier {
 /// Values waiting for the writer thread, and the requests made to it.
 #[derive(Default)]
 struct Queue {
-    /// Key -> (value, recompute cost).
-    pending: HashMap<Vec<u8>, (Payload, u64)>,
+    pending: WriteBuffer,
     flush_requested: bool,
     /// The number of the latest [`Store::sync`] asked for, and of the latest finished.
     sync_requested: u64,
@@ -221,6 +241,72 @@ struct Queue {
     /// Why the latest finished sync could not write everything, if it could not.
     sync_error: Option<String>,
     closing: bool,
+}
+
+/// Values waiting for the writer thread, key -> (value, recompute cost), and the bytes they hold.
+#[derive(Default)]
+struct WriteBuffer {
+    values: HashMap<Vec<u8>, (Payload, u64)>,
+    bytes: u64,
+}
+
+impl WriteBuffer {
+    /// What `key` and `value` cost in the buffer.
+    fn weight(key: &[u8], value: &Payload) -> u64 {
+        let bytes = match value {
+            Payload::Nimber(_) => 0,
+            Payload::Bytes(bytes) => bytes.len(),
+        };
+        (key.len() + bytes) as u64 + WRITE_BUFFER_ENTRY_OVERHEAD
+    }
+
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    fn get(&self, key: &[u8]) -> Option<&Payload> {
+        self.values.get(key).map(|(value, _)| value)
+    }
+
+    /// Whether `key` and `value` fit within `bound` bytes (a key already buffered always fits: its
+    /// value is replaced in place).
+    fn has_room(&self, key: &[u8], value: &Payload, bound: u64) -> bool {
+        self.values.contains_key(key) || self.bytes + Self::weight(key, value) <= bound
+    }
+
+    /// Buffers `value` for `key`; an equal value keeps the higher of the two costs.
+    fn insert(&mut self, key: Vec<u8>, value: Payload, cost: u64) {
+        let weight = Self::weight(&key, &value);
+        let cost = match self.values.get(&key) {
+            Some((old, old_cost)) => {
+                self.bytes -= Self::weight(&key, old);
+                if *old == value {
+                    cost.max(*old_cost)
+                } else {
+                    cost
+                }
+            }
+            None => cost,
+        };
+        self.bytes += weight;
+        self.values.insert(key, (value, cost));
+    }
+
+    /// Takes up to `most` values out of the buffer.
+    fn take(&mut self, most: usize) -> HashMap<Vec<u8>, (Payload, u64)> {
+        let taken: HashMap<_, _> = if self.values.len() <= most {
+            std::mem::take(&mut self.values)
+        } else {
+            let keys: Vec<Vec<u8>> = self.values.keys().take(most).cloned().collect();
+            keys.into_iter().filter_map(|key| self.values.remove_entry(&key)).collect()
+        };
+        self.bytes -= taken.iter().map(|(key, (value, _))| Self::weight(key, value)).sum::<u64>();
+        taken
+    }
 }
 
 /// A value being computed by one solve that others wait for.
@@ -301,6 +387,11 @@ impl Store {
             queue: Mutex::new(Queue::default()),
             queue_changed: Condvar::new(),
             synced: Condvar::new(),
+            buffer_drained: Condvar::new(),
+            write_buffer_bytes: options.write_buffer_bytes,
+            buffered_bytes: AtomicU64::new(0),
+            write_stalls: AtomicU64::new(0),
+            unwritten: AtomicU64::new(0),
             in_flight: Mutex::new(HashMap::new()),
             entries: AtomicU64::new(0),
             size_bytes: AtomicU64::new(0),
@@ -355,6 +446,23 @@ impl Store {
     /// to keep it within its size bound since it was opened.
     pub fn compactions(&self) -> u64 {
         self.shared.compactions.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of values waiting for the writer thread (at most
+    /// [`StoreOptions::write_buffer_bytes`], plus the batch being written).
+    pub fn write_buffer_bytes(&self) -> u64 {
+        self.shared.buffered_bytes.load(Ordering::Relaxed)
+    }
+
+    /// How many times a caller found the write buffer full and waited for the writer.
+    pub fn write_stalls(&self) -> u64 {
+        self.shared.write_stalls.load(Ordering::Relaxed)
+    }
+
+    /// How many values were not written to disk because the write buffer stayed full for
+    /// [`WRITE_STALL`] (or the store was closing).
+    pub fn unwritten(&self) -> u64 {
+        self.shared.unwritten.load(Ordering::Relaxed)
     }
 
     /// Whether values computed now are written to disk (false while the disk is full).
@@ -417,13 +525,13 @@ impl StoreState {
         if let Some(value) = self.hot.get(key) {
             return Some(value);
         }
-        lock(&self.queue).pending.get(key).and_then(|(value, _)| value.nimber())
+        lock(&self.queue).pending.get(key).and_then(Payload::nimber)
     }
 
     /// The bytes of `key` in the write buffer (bytes are not kept in the in-memory table: the
     /// games that store bytes keep their own).
     fn pending_bytes(&self, key: &[u8]) -> Option<Vec<u8>> {
-        lock(&self.queue).pending.get(key).and_then(|(value, _)| value.clone().into_bytes())
+        lock(&self.queue).pending.get(key).and_then(|value| value.clone().into_bytes())
     }
 }
 
@@ -454,21 +562,31 @@ impl Store {
             self.shared.remember(&key, nimber);
         }
         let mut queue = lock(&self.shared.queue);
-        if queue.pending.len() >= MAX_PENDING && !queue.pending.contains_key(&key) {
-            drop(queue);
-            if self.shared.write_warnings.allow() {
-                tracing::warn!(
-                    "cache writes are behind; some values are not remembered (at most one such line a minute)"
-                );
+        let bound = self.shared.write_buffer_bytes;
+        if !queue.pending.has_room(&key, &value, bound) {
+            queue.flush_requested = true;
+            self.shared.queue_changed.notify_all();
+            self.shared.write_stalls.fetch_add(1, Ordering::Relaxed);
+            let waited = self.shared.buffer_drained.wait_timeout_while(queue, WRITE_STALL, |queue| {
+                !queue.pending.has_room(&key, &value, bound) && !queue.closing
+            });
+            queue = waited.unwrap_or_else(|p| p.into_inner()).0;
+            if !queue.pending.has_room(&key, &value, bound) {
+                drop(queue);
+                self.shared.unwritten.fetch_add(1, Ordering::Relaxed);
+                if self.shared.write_warnings.allow() {
+                    tracing::warn!(
+                        "cache writes are behind; some values are not remembered (at most one such line a minute)"
+                    );
+                }
+                return;
             }
-            return;
         }
-        let entry = queue.pending.entry(key).or_insert((value.clone(), cost));
-        let cost = if entry.0 == value { entry.1.max(cost) } else { cost };
-        *entry = (value, cost);
+        queue.pending.insert(key, value, cost);
         if queue.pending.len() >= WRITE_BATCH {
             self.shared.queue_changed.notify_all();
         }
+        self.shared.buffered_bytes.store(queue.pending.bytes, Ordering::Relaxed);
     }
 
     /// Computes a missing top-level value under the shared tier's lease: when another replica
@@ -769,7 +887,8 @@ mod tests {
         assert_eq!(default_max_bytes(dir.path(), 5 << 20), 5 << 20);
         assert!(default_max_bytes(dir.path(), u64::MAX) <= DEFAULT_MAX_BYTES);
         assert_eq!(default_max_bytes(dir.path(), 0), 1 << 20);
-        let budget = crate::limits::share_memory(64 << 20, 1, 1, Some(0), None, DEFAULT_TABLE_LIMIT).unwrap();
+        // 80 MiB, of which 64 MiB are shared beyond the process's baseline.
+        let budget = crate::limits::share_memory(80 << 20, 1, 1, Some(0), None, DEFAULT_TABLE_LIMIT).unwrap();
         let options = StoreOptions::within(&budget, dir.path());
         assert_eq!(options.max_bytes, Some(2 << 20));
         assert_eq!((options.hot_bytes, options.page_cache_bytes), (budget.store_hot_bytes, 4 << 20));
@@ -911,6 +1030,30 @@ mod tests {
 
     /// With a small bound, writing far more than fits: the size on disk levels off near the bound,
     /// values are evicted cheapest first, and the most expensive survive.
+    /// At its bound the write buffer makes callers wait for the writer: it never holds more than
+    /// the bound, and every value still reaches the disk.
+    #[test]
+    fn a_full_write_buffer_makes_callers_wait_for_the_writer_and_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let bound = 8 << 10;
+        let options = StoreOptions { hot_bytes: 0, write_buffer_bytes: bound, ..StoreOptions::default() };
+        let store = Store::open_with(dir.path(), &options).unwrap();
+        let key = |i: u64| [i.to_be_bytes(), [3; 8]].concat();
+        let mut largest = 0;
+        for i in 0..20_000u64 {
+            store.put(GameTag::Tetris, &key(i), i % 5, 1 + i % 9);
+            largest = largest.max(store.write_buffer_bytes());
+        }
+        store.sync().unwrap();
+        assert!(largest <= bound, "the write buffer held {largest} bytes over a bound of {bound}");
+        assert!(store.write_stalls() > 0, "20 000 values never filled a buffer of {bound} bytes");
+        assert_eq!(store.unwritten(), 0);
+        assert_eq!(store.entries(), 20_000);
+        for i in (0..20_000).step_by(97) {
+            assert_eq!(store.get(GameTag::Tetris, &key(i)), Some(i % 5), "value {i}");
+        }
+    }
+
     #[test]
     fn the_size_bound_keeps_the_most_expensive_values() {
         let dir = tempfile::tempdir().unwrap();

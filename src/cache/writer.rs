@@ -126,12 +126,9 @@ pub(super) fn run(shared: &StoreState, cap: Option<u64>) {
             queue.flush_requested = false;
             // At most one batch at a time, so that the size bound is checked every WRITE_BATCH
             // values however far behind the writer is; a sync is answered once nothing is pending.
-            let values = if queue.pending.len() <= WRITE_BATCH {
-                std::mem::take(&mut queue.pending)
-            } else {
-                let keys: Vec<Vec<u8>> = queue.pending.keys().take(WRITE_BATCH).cloned().collect();
-                keys.into_iter().filter_map(|key| queue.pending.remove_entry(&key)).collect()
-            };
+            let values = queue.pending.take(WRITE_BATCH);
+            shared.buffered_bytes.store(queue.pending.bytes, Ordering::Relaxed);
+            shared.buffer_drained.notify_all();
             let sync_ticket = if queue.pending.is_empty() { queue.sync_requested } else { queue.sync_done };
             (values, sync_ticket, queue.closing)
         };
@@ -352,6 +349,10 @@ fn compact(shared: &StoreState, bound: &mut Bound) -> bool {
     }
     let _ = std::fs::remove_dir_all(&fresh);
     open_again(shared, bound, was_writable);
+    // The old store's pages are free now but scattered among live ones, which glibc's malloc
+    // keeps resident; measured, this gives back 5 to 17 MB after each compaction of a 2 MB store.
+    // SAFETY: malloc_trim only returns free memory to the system; it may be called at any time.
+    unsafe { libc::malloc_trim(0) };
     let compacted = swapped.is_ok() && shared.db().is_some();
     if compacted {
         shared.compactions.fetch_add(1, Ordering::Relaxed);

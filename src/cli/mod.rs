@@ -124,10 +124,10 @@ impl BoardGameArg {
 /// The process's memory limit (`--memory-limit`), shared by `serve`, `judge` and `explore`.
 #[derive(clap::Args)]
 pub struct MemoryLimit {
-    /// The memory this process may use, in bytes or with a unit such as 512MiB or 2GiB: half of it
-    /// for the in-memory tables (of solves, of jobs, and the store's in-memory tier, at 80 bytes an
-    /// entry), an eighth for sled's page cache (default: the cgroup's memory limit, else half of
-    /// physical RAM).
+    /// The memory this process may use, in bytes or with a unit such as 512MiB or 2GiB: past the
+    /// 16 MiB any process holds, half for the in-memory tables (of solves, of jobs, and the store's
+    /// in-memory tier, at 80 bytes an entry), a sixteenth for sled's page cache (default: the
+    /// cgroup's memory limit, else half of physical RAM).
     #[arg(long, global = true, env = "NIMBER_MEMORY_LIMIT", value_parser = limits::parse_byte_size)]
     memory_limit: Option<u64>,
 }

@@ -33,6 +33,8 @@ pub struct ServerConfig {
     pub store_hot_bytes: u64,
     /// The most bytes of sled's page cache.
     pub page_cache_bytes: u64,
+    /// The most bytes of values waiting for the store's writer thread.
+    pub store_write_buffer_bytes: u64,
     /// The largest request message accepted, in bytes.
     pub max_message_bytes: usize,
     /// How long in-flight calls may take to finish after a shutdown signal before the server
@@ -140,6 +142,7 @@ impl Server {
             page_cache_bytes: config.page_cache_bytes,
             max_bytes: config.max_store_bytes,
             on_corrupt: config.on_corrupt_store,
+            write_buffer_bytes: config.store_write_buffer_bytes,
         };
         let data_dir = config.data_dir.clone();
         // Opening reads the disk (and may count an old store once): not on the async runtime.

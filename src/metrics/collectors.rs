@@ -96,6 +96,11 @@ impl Collector for StoreCollector {
                 "1 while computed values are written to disk, 0 while read-only",
                 store.writable() as u64,
             ),
+            (
+                "nimber_store_write_buffer_bytes",
+                "Bytes of values waiting for the store's writer thread (bounded by a share of --memory-limit)",
+                store.write_buffer_bytes(),
+            ),
         ];
         encode_gauges(&mut encoder, gauges)?;
         let mut held = encoder.encode_descriptor(
@@ -108,20 +113,27 @@ impl Collector for StoreCollector {
             let bytes = i64::try_from(game.values_cache_bytes()).unwrap_or(i64::MAX);
             ConstGauge::new(bytes).encode(held.encode_family(&GameLabel { game: game.name() })?)?;
         }
-        let evictions = ConstCounter::new(store.evictions());
-        evictions.encode(encoder.encode_descriptor(
-            "nimber_store_evictions",
-            "Entries dropped to keep the store under --max-store-bytes",
-            None,
-            evictions.metric_type(),
-        )?)?;
-        let compactions = ConstCounter::new(store.compactions());
-        compactions.encode(encoder.encode_descriptor(
-            "nimber_store_compactions",
-            "Rewrites of the store into a new file holding only its live values, to keep it under --max-store-bytes",
-            None,
-            compactions.metric_type(),
-        )?)?;
+        let counters = [
+            ("nimber_store_evictions", "Entries dropped to keep the store under --max-store-bytes", store.evictions()),
+            (
+                "nimber_store_compactions",
+                "Rewrites of the store into a new file holding only its live values, to keep it under --max-store-bytes",
+                store.compactions(),
+            ),
+            (
+                "nimber_store_write_stalls",
+                "Times a solve found the store's write buffer full and waited for its writer thread",
+                store.write_stalls(),
+            ),
+            (
+                "nimber_store_unwritten_values",
+                "Values not written to disk because the store's write buffer stayed full (the writer could not keep up)",
+                store.unwritten(),
+            ),
+        ];
+        for (name, help, value) in counters {
+            encode_counter(&mut encoder, name, help, value)?;
+        }
         if let Some(tier) = store.shared_tier() {
             let counts = tier.counts();
             let counters = [
