@@ -56,6 +56,7 @@
 //! recompute and evicts the cheapest (see [`StoreOptions::max_bytes`]).
 
 mod format;
+mod metrics;
 pub mod shared;
 mod writer;
 
@@ -72,6 +73,7 @@ pub use format::{
     decode_value, encode_value, store_key, Payload, Stored, VALUE_FORMAT_V1, VALUE_FORMAT_V2, VALUE_FORMAT_V3,
     VALUE_FORMAT_V4, VALUE_FORMAT_V5,
 };
+pub use metrics::StoreMetrics;
 pub use shared::{
     check_value, lease_key, seal_value, value_key, LeaseAttempt, Rejection, SharedCache, SharedCacheConfig,
     SharedCounts, SharedSecret,

@@ -12,11 +12,12 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 
 use super::metrics_endpoint;
-use crate::cache::{OnCorrupt, SharedCache, SharedCacheConfig, Store, StoreOptions};
+use crate::cache::{OnCorrupt, SharedCache, SharedCacheConfig, Store, StoreMetrics, StoreOptions};
 use crate::grpc::calls::CallLayer;
 use crate::grpc::service::{ServiceState, SolverService};
 use crate::grpc::tls::{Protocol, ServerTls, TlsFiles};
 use crate::grpc::transport::{self, AcceptConfig, AtCap};
+use crate::jobs::runner::RunnerMetrics;
 use crate::metrics::Metrics;
 use crate::proto;
 
@@ -189,7 +190,10 @@ impl Server {
 
     /// Serves until `shutdown` completes, then finishes in-flight calls and flushes the store.
     pub async fn run(mut self, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
-        let metrics = Arc::new(Metrics::new(Some(self.store.clone()), Some(self.jobs.clone())));
+        let metrics = Arc::new(Metrics::new(vec![
+            Box::new(StoreMetrics(self.store.clone())),
+            Box::new(RunnerMetrics(self.jobs.clone())),
+        ]));
         let state = ServiceState {
             store: self.store.clone(),
             max_solve_time: self.config.max_solve_time,

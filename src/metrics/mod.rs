@@ -1,11 +1,10 @@
 //! Prometheus metrics (through `prometheus-client`): every call by RPC and final status code with
-//! its latency, SolveStream items, solve statistics, connections, and the store's and the jobs'
-//! counts (`collectors`, read from their cheap accessors at scrape time). Served on
-//! `GET /metrics` by [`crate::grpc::metrics_endpoint`].
+//! its latency, SolveStream items, solve statistics, connections, the process's memory, and the
+//! counts their owners push (the store's and the runner's collectors, registered by the server;
+//! this module imports neither). Served on `GET /metrics` by [`crate::grpc::metrics_endpoint`].
 
 mod collectors;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -15,11 +14,11 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use crate::cache::Store;
 use crate::games::Stats;
-use crate::jobs::runner::Runner;
 use crate::logging::code_name;
-use collectors::{JobsCollector, ProcessCollector, SearchThreadsCollector, StoreCollector};
+pub(crate) use collectors::{encode_counter, encode_gauges};
+use collectors::{GameValuesCollector, ProcessCollector};
+use prometheus_client::collector::Collector;
 
 /// Upper bounds of the latency histogram buckets, in seconds.
 const LATENCY_BUCKETS: [f64; 14] =
@@ -102,15 +101,17 @@ pub struct Metrics {
 }
 
 impl Default for Metrics {
-    /// Metrics without store or job gauges.
+    /// The metrics of calls and of the process, without an owner's.
     fn default() -> Self {
-        Self::new(None, None)
+        Self::new(Vec::new())
     }
 }
 
 impl Metrics {
-    /// The metrics, with the store's gauges when a store is given and the jobs' when a runner is.
-    pub fn new(store: Option<Arc<Store>>, jobs: Option<Arc<Runner>>) -> Self {
+    /// The metrics of calls and of the process, with the counts `owners` push: each owner of counts
+    /// (the store's [`crate::cache::StoreMetrics`], the runner's
+    /// [`crate::jobs::runner::RunnerMetrics`]) gives its own collector, read at each scrape.
+    pub fn new(owners: Vec<Box<dyn Collector>>) -> Self {
         let mut metrics = Self {
             registry: Registry::default(),
             requests: Family::default(),
@@ -218,12 +219,9 @@ impl Metrics {
             metrics.tls_reloads.clone(),
         );
         registry.register_collector(Box::new(ProcessCollector));
-        if let Some(store) = store {
-            registry.register_collector(Box::new(StoreCollector(store)));
-        }
-        if let Some(jobs) = jobs {
-            registry.register_collector(Box::new(SearchThreadsCollector(jobs.search_threads())));
-            registry.register_collector(Box::new(JobsCollector(jobs)));
+        registry.register_collector(Box::new(GameValuesCollector));
+        for owner in owners {
+            registry.register_collector(owner);
         }
         metrics
     }

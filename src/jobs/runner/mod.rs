@@ -27,6 +27,8 @@ use crate::sync::{lock, RateLimit};
 use crate::wire;
 
 mod live;
+mod metrics;
+pub use metrics::RunnerMetrics;
 pub mod parts;
 mod work;
 
