@@ -8,13 +8,17 @@
 
 #[path = "common/cpu.rs"]
 mod cpu;
+/// The judge is the binary's (`nimber judge`); included here to time it in process.
+#[path = "../src/cli/judge.rs"]
+#[allow(dead_code)]
+mod judge;
 
 use cpu::cpu_time;
+use judge::{judge, Problem};
 use std::time::{Duration, Instant};
 
 use nimber::games::tetris::Board;
 use nimber::games::{Budget, Game, Interrupted, Nimber, NoMemo, SearchContext};
-use nimber::judge::{judge, Problem};
 use nimber::random::SplitMix;
 use nimber::testing::BoardBruteForce as Plain;
 

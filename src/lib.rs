@@ -10,7 +10,6 @@ pub mod games;
 pub mod grpc;
 pub mod invalid_argument;
 pub mod jobs;
-pub mod judge;
 pub mod limits;
 pub mod logging;
 pub mod metrics;

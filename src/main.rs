@@ -4,21 +4,20 @@
 
 mod cli;
 
-use std::io::Read;
+use cli::judge::Problem;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use nimber::jobs::runner;
 
-use nimber::cache::{default_max_bytes, OnCorrupt, SharedCacheConfig, SharedSecret, Store, StoreOptions};
-use nimber::games::{Budget, Memo, NoMemo, SearchContext, SearchThreads, DEFAULT_TABLE_LIMIT};
+use nimber::cache::{default_max_bytes, OnCorrupt, SharedCacheConfig, SharedSecret};
+use nimber::games::DEFAULT_TABLE_LIMIT;
 use nimber::grpc::server::{shutdown_signal, Server, ServerConfig, DEFAULT_MAX_MESSAGE_BYTES};
 use nimber::grpc::tls::TlsFiles;
-use nimber::judge::{judge, Problem};
 use nimber::limits;
 use nimber::logging::{self, LogFormat};
 
@@ -221,7 +220,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(*args),
         Command::Judge { problem, data_dir, memory_limit, search_threads } => {
-            run_judge(problem, data_dir, memory_limit.bytes(), search_threads.pool())
+            cli::run_judge(problem, data_dir, memory_limit.bytes(), search_threads.pool())
         }
         Command::Explore(args) => cli::explore(args),
         Command::Jobs(args) => cli::jobs(args),
@@ -356,30 +355,4 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let _ = std::io::Write::flush(&mut std::io::stdout());
         server.run(shutdown).await
     })
-}
-
-/// Judges `problem`'s input on stdin in one solve, within `memory_limit` bytes shared by the solve's
-/// tables and the store in `data_dir` (if any).
-fn run_judge(
-    problem: Problem,
-    data_dir: Option<PathBuf>,
-    memory_limit: u64,
-    threads: Arc<SearchThreads>,
-) -> anyhow::Result<()> {
-    let most_entries = threads.table_entries_each(DEFAULT_TABLE_LIMIT);
-    let budget = limits::share_memory(memory_limit, 1, threads.helpers_most(), Some(1), None, most_entries)
-        .map_err(anyhow::Error::msg)?;
-    let mut input = String::new();
-    std::io::stdin().read_to_string(&mut input)?;
-    let store = data_dir.map(|dir| Store::open_with(&dir, &StoreOptions::within(&budget, &dir))).transpose()?;
-    let memo: &dyn Memo = match &store {
-        Some(store) => store,
-        None => &NoMemo,
-    };
-    let mut context = SearchContext::new(Budget::unlimited(), memo);
-    context.table_limit = budget.table_entries;
-    context.threads = threads;
-    let output = judge(problem, &input, &mut context)?;
-    print!("{output}");
-    Ok(())
 }

@@ -3,8 +3,11 @@
 //! text, CSV or JSON; and `nimber health` ([`health`]).
 
 pub mod health;
+pub mod judge;
 
-use std::io::IsTerminal;
+use judge::Problem;
+
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -12,7 +15,7 @@ use futures_util::{Stream, StreamExt};
 use prost::Message;
 
 use nimber::cache::{Store, StoreOptions};
-use nimber::games::{heap, Memo, DEFAULT_TABLE_LIMIT};
+use nimber::games::{heap, Budget, Memo, NoMemo, SearchContext, SearchThreads, DEFAULT_TABLE_LIMIT};
 use nimber::google::longrunning::{self as lro, operation::Result as OperationResult, Operation};
 use nimber::jobs::runner::{JobsConfig, Runner};
 use nimber::limits;
@@ -711,4 +714,30 @@ pub fn jobs(args: JobsArgs) -> anyhow::Result<()> {
             }
         }
     })
+}
+
+/// Judges `problem`'s input on stdin in one solve, within `memory_limit` bytes shared by the solve's
+/// tables and the store in `data_dir` (if any).
+pub fn run_judge(
+    problem: Problem,
+    data_dir: Option<PathBuf>,
+    memory_limit: u64,
+    threads: Arc<SearchThreads>,
+) -> anyhow::Result<()> {
+    let most_entries = threads.table_entries_each(DEFAULT_TABLE_LIMIT);
+    let budget = limits::share_memory(memory_limit, 1, threads.helpers_most(), Some(1), None, most_entries)
+        .map_err(anyhow::Error::msg)?;
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input)?;
+    let store = data_dir.map(|dir| Store::open_with(&dir, &StoreOptions::within(&budget, &dir))).transpose()?;
+    let memo: &dyn Memo = match &store {
+        Some(store) => store,
+        None => &NoMemo,
+    };
+    let mut context = SearchContext::new(Budget::unlimited(), memo);
+    context.table_limit = budget.table_entries;
+    context.threads = threads;
+    let output = judge::judge(problem, &input, &mut context)?;
+    print!("{output}");
+    Ok(())
 }

@@ -1,8 +1,9 @@
 //! The original problems' input and output formats over the same engine, so that the engine can be
 //! checked against the original judges: read the whole standard input, print exactly what the
-//! original problem expects.
+//! original problem expects (`nimber judge`). It names the library as `nimber::`, so that
+//! `benches/tetris.rs` can include this file to time the judge in process.
 
-use crate::games::{
+use nimber::games::{
     cutting, describe, diagonal_walk, reclamation, stone_boxes, tetris, FieldPath, Game, Interrupted, Outcome,
     SearchContext, SetupError, Step, Value,
 };
@@ -227,7 +228,7 @@ mod tests {
             for n in 1..=8u64 {
                 for m in 1..=8u64 {
                     input.push_str(&format!("{n} {m}\n"));
-                    expected.push_str(if crate::testing::hdu5708_first_player_wins(n, m, k) {
+                    expected.push_str(if nimber::testing::hdu5708_first_player_wins(n, m, k) {
                         "Alice\n"
                     } else {
                         "Bob\n"
