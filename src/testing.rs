@@ -7,39 +7,17 @@
 use std::collections::HashMap;
 
 use crate::cache::Store;
-use crate::games::registry::with_games;
-use crate::games::{GameTag, Memo, Sizes, Wire};
+use crate::games::{GameTag, Memo};
 use crate::jobs::{new_name, status, JobRecord, JobRecords, Put, StoreError};
-use crate::proto::{self, position::Game as P};
+use crate::proto;
 use crate::random::SplitMix;
 use prost::Message;
 
 /// The largest sides the tests draw for positions that are not huge: brute forces stay fast.
 pub const SMALL_SIDES: u64 = 9;
 
-macro_rules! define_random_position {
-    ($($game:ident($position:ty) = $tag:literal,)*) => {
-        /// A random valid position of the game `game` ([`Wire::random_message`]). Sizes are up
-        /// to `small` (at least 1), or in one position of five huge (up to 2^64 − 1), where the game
-        /// allows it; boards are small, so that brute force and search stay fast.
-        pub fn random_position(random: &mut SplitMix, game: GameTag, small: u64) -> proto::Position {
-            let sizes = Sizes { huge: random.percent(20), small };
-            let game = match game {
-                $(GameTag::$game => P::$game(<$position as Wire>::random_message(random, sizes)),)*
-            };
-            proto::Position { game: Some(game) }
-        }
-    };
-}
-
-with_games!(define_random_position);
-
 pub use crate::random::random_board;
-
-/// The 2×2 placement position of the board `rows`.
-pub fn board_position(rows: Vec<String>) -> proto::Position {
-    proto::Position { game: Some(P::Tetris(proto::Tetris { rows })) }
-}
+pub use crate::wire::{board_position, random_position};
 
 /// Puts `count` distinct random values into `store` (24-byte keys, like small canonical components
 /// of boards; values below 64, costs below 2^20) and waits until they are on disk, every 50 000

@@ -1,15 +1,17 @@
 //! Protobuf ↔ domain: requests become validated [`Position`]s (or an [`InvalidArgument`] naming
 //! the field and the limit), answers become protobuf messages, for the gRPC service and the jobs
 //! alike. No game rules live here: each game's validating constructor (behind its `wire.rs`)
-//! decides what is legal.
+//! decides what is legal. Random valid positions, for tests and the load generator, are drawn here
+//! too ([`random_position`]), through each game's [`Wire::random_message`].
 
 use crate::games::analysis::{self, Analysis};
 use crate::games::registry::with_games;
 use crate::games::sum::Sum;
 use crate::games::sum::SumValue;
-use crate::games::{Game, Move, Outcome, Position, ServedGame, Stats, Value, Wire};
+use crate::games::{Game, GameTag, Move, Outcome, Position, ServedGame, Sizes, Stats, Value, Wire};
 use crate::invalid_argument::InvalidArgument;
 use crate::proto;
+use crate::random::SplitMix;
 use proto::position::Game as ProtoGame;
 
 /// The domain position of a request's `position` field (required). The request-wide item limit
@@ -177,4 +179,26 @@ pub fn analysis_to_proto(
         stats: Some(stats),
         heap_values: heap_values_to_proto(position),
     }
+}
+
+macro_rules! define_random_position {
+    ($($game:ident($position:ty) = $tag:literal,)*) => {
+        /// A random valid position of the game `game` ([`Wire::random_message`]). Sizes are up
+        /// to `small` (at least 1), or in one position of five huge (up to 2^64 − 1), where the game
+        /// allows it; boards are small, so that brute force and search stay fast.
+        pub fn random_position(random: &mut SplitMix, game: GameTag, small: u64) -> proto::Position {
+            let sizes = Sizes { huge: random.percent(20), small };
+            let game = match game {
+                $(GameTag::$game => ProtoGame::$game(<$position as Wire>::random_message(random, sizes)),)*
+            };
+            proto::Position { game: Some(game) }
+        }
+    };
+}
+
+with_games!(define_random_position);
+
+/// The 2×2 placement position of the board `rows`.
+pub fn board_position(rows: Vec<String>) -> proto::Position {
+    proto::Position { game: Some(ProtoGame::Tetris(proto::Tetris { rows })) }
 }

@@ -85,7 +85,7 @@ pub trait Wire: ServedGame {
     /// The message of a move.
     fn move_message(mv: &Self::Move) -> Self::MoveMessage;
     /// A random valid position of sizes drawn from `sizes`, for the tests and the load generator
-    /// ([`crate::testing::random_position`]).
+    /// ([`crate::wire::random_position`]).
     fn random_message(random: &mut SplitMix, sizes: Sizes) -> Self::Message;
 }
 

@@ -4,8 +4,9 @@
 
 use nimber::games::GameTag;
 use nimber::proto;
+use nimber::random::random_board;
 use nimber::random::SplitMix;
-use nimber::testing::{board_position, random_board, random_position};
+use nimber::wire::{board_position, random_position};
 
 /// Which positions a run sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
