@@ -79,16 +79,17 @@ const MAX_IDLE_CONNECTIONS: usize = 16;
 const FIRST_POLL: Duration = Duration::from_millis(2);
 const LONGEST_POLL: Duration = Duration::from_millis(50);
 
-/// Lookups of values on the search path that may miss before Redis is skipped (the bucket's size)...
-const PROBE_BURST: f64 = 1024.0;
+/// The seconds of round trips that lookups on the search path may spend before Redis is skipped
+/// (the bucket's size: about 1000 round trips of ~25 µs)...
+const PROBE_BURST_SECONDS: f64 = 0.025;
 
-/// ...how many such lookups a second it allows when they keep missing (at ~25 µs a round trip,
-/// about 5% of a core)...
-const PROBES_PER_SECOND: f64 = 2048.0;
+/// ...the share of the time passing that they may spend on round trips when they keep missing
+/// (a twentieth)...
+const PROBE_SHARE: f64 = 0.05;
 
-/// ...and how many more each hit earns: a hit saves at least the search of a component (64 nodes
-/// and up), often a whole subtree of them.
-const PROBES_PER_HIT: f64 = 16.0;
+/// ...and how many times its own round trip each hit earns back: a hit saves at least the search
+/// of a component (64 nodes and up), often a whole subtree of them.
+const PROBE_EARNINGS_PER_HIT: f64 = 16.0;
 
 /// Renews a lease if this replica still holds it (the token matches).
 const RENEW_SCRIPT: &str =
@@ -420,26 +421,34 @@ struct Inner {
     probes: Mutex<ProbeBudget>,
 }
 
-/// A token bucket for lookups on the search path ([`SharedCache::probe`]): a round trip to Redis
+/// A bucket of time for lookups on the search path ([`SharedCache::probe`]): a round trip to Redis
 /// costs ten times a sled read, and a search asks about thousands of components a second, most of
-/// them new, so the search asks Redis only while that pays: a burst of [`PROBE_BURST`], refilled at
-/// [`PROBES_PER_SECOND`], and [`PROBES_PER_HIT`] more for every hit.
+/// them new, so the search asks Redis only while that pays. The bucket holds seconds, not lookups:
+/// each lookup costs the time its round trip took, so that when round trips slow down (a machine
+/// whose cores are busy: Redis waits for a core too, and one round trip took milliseconds) the
+/// search asks less rather than spending its time waiting. A burst of [`PROBE_BURST_SECONDS`],
+/// refilled at [`PROBE_SHARE`] of the time passing, and [`PROBE_EARNINGS_PER_HIT`] times its round
+/// trip back for every hit.
 struct ProbeBudget {
-    tokens: f64,
+    seconds: f64,
     refilled: Instant,
 }
 
 impl ProbeBudget {
-    fn take(&mut self) -> bool {
+    /// Whether a lookup may ask Redis now.
+    fn may_ask(&mut self) -> bool {
         let now = Instant::now();
-        let earned = now.duration_since(self.refilled).as_secs_f64() * PROBES_PER_SECOND;
-        self.tokens = (self.tokens + earned).min(PROBE_BURST);
+        let earned = now.duration_since(self.refilled).as_secs_f64() * PROBE_SHARE;
+        self.seconds = (self.seconds + earned).min(PROBE_BURST_SECONDS);
         self.refilled = now;
-        if self.tokens < 1.0 {
-            return false;
-        }
-        self.tokens -= 1.0;
-        true
+        self.seconds > 0.0
+    }
+
+    /// Charges a lookup's round trip, `took`, and pays back a hit's earnings.
+    fn spent(&mut self, took: Duration, hit: bool) {
+        let took = took.as_secs_f64();
+        let earned = if hit { took * PROBE_EARNINGS_PER_HIT } else { 0.0 };
+        self.seconds = (self.seconds - took + earned).min(PROBE_BURST_SECONDS);
     }
 }
 
@@ -501,7 +510,7 @@ impl SharedCache {
             lease_waits: AtomicU64::new(0),
             warnings: RateLimit::new(),
             tokens: Mutex::new(crate::random::SplitMix::new(seed)),
-            probes: Mutex::new(ProbeBudget { tokens: PROBE_BURST, refilled: Instant::now() }),
+            probes: Mutex::new(ProbeBudget { seconds: PROBE_BURST_SECONDS, refilled: Instant::now() }),
         });
         let sender = {
             let inner = inner.clone();
@@ -556,14 +565,12 @@ impl SharedCache {
     /// [`SharedCache::get`] for a lookup on the search path, within the probe budget (see
     /// `ProbeBudget`): a miss without asking Redis when the budget is spent.
     pub fn probe(&self, key: &[u8]) -> Option<(u64, u64)> {
-        if !lock(&self.inner.probes).take() {
+        if !lock(&self.inner.probes).may_ask() {
             return None;
         }
+        let asked = Instant::now();
         let found = self.get(key);
-        if found.is_some() {
-            let mut probes = lock(&self.inner.probes);
-            probes.tokens = (probes.tokens + PROBES_PER_HIT).min(PROBE_BURST);
-        }
+        lock(&self.inner.probes).spent(asked.elapsed(), found.is_some());
         found
     }
 
@@ -832,6 +839,25 @@ pub fn lease_key(key: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The probe budget is time: lookups whose round trips take 5 ms (a busy machine) get 200 times
+    /// fewer than lookups of 25 µs, and lookups that hit keep it.
+    #[test]
+    fn slow_round_trips_get_fewer_lookups_and_hits_keep_the_budget() {
+        let lookups = |took: Duration, hit: bool| {
+            let mut budget = ProbeBudget { seconds: PROBE_BURST_SECONDS, refilled: Instant::now() };
+            let mut asked = 0;
+            while asked < 100_000 && budget.may_ask() {
+                budget.spent(took, hit);
+                asked += 1;
+            }
+            asked
+        };
+        let (fast, slow) = (lookups(Duration::from_micros(25), false), lookups(Duration::from_millis(5), false));
+        assert!((900..1200).contains(&fast), "{fast} lookups of 25 µs");
+        assert!((5..=6).contains(&slow), "{slow} lookups of 5 ms");
+        assert_eq!(lookups(Duration::from_millis(5), true), 100_000);
+    }
 
     #[test]
     fn urls_parse_and_never_show_their_credentials() {
