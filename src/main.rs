@@ -4,8 +4,6 @@
 
 mod cli;
 
-use cli::judge::Problem;
-
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +11,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use nimber::jobs::runner;
+
+use cli::judge::Problem;
 
 use nimber::cache::{default_max_bytes, OnCorrupt, SharedCacheConfig, SharedSecret};
 use nimber::games::DEFAULT_TABLE_LIMIT;

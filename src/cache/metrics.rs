@@ -1,5 +1,6 @@
 //! The store's metrics, pushed into the metrics registry by whoever opens the store
-//! ([`StoreMetrics`]): its counts read at each scrape from its atomics, with no store I/O.
+//! ([`StoreMetrics`]): its counts read at each scrape from its atomics and its write buffer's
+//! lock, with no store I/O.
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use prometheus_client::metrics::counter::ConstCounter;
 use super::{Rejection, Store};
 use crate::metrics::{encode_counter, encode_gauges};
 
-/// The store's counts, read at each scrape from its accessors (atomics: no store I/O).
+/// The store's counts, read at each scrape from its accessors (atomics and one lock: no store I/O).
 pub struct StoreMetrics(pub Arc<Store>);
 
 impl std::fmt::Debug for StoreMetrics {

@@ -179,8 +179,6 @@ struct StoreState {
     /// Signals callers waiting for room in the write buffer: the writer took a batch.
     buffer_drained: Condvar,
     write_buffer_bytes: u64,
-    /// The write buffer's bytes (as of its latest change).
-    buffered_bytes: AtomicU64,
     /// Callers that found the write buffer full, and values not written because it stayed full.
     write_stalls: AtomicU64,
     unwritten: AtomicU64,
@@ -391,7 +389,6 @@ impl Store {
             synced: Condvar::new(),
             buffer_drained: Condvar::new(),
             write_buffer_bytes: options.write_buffer_bytes,
-            buffered_bytes: AtomicU64::new(0),
             write_stalls: AtomicU64::new(0),
             unwritten: AtomicU64::new(0),
             in_flight: Mutex::new(HashMap::new()),
@@ -451,9 +448,9 @@ impl Store {
     }
 
     /// Bytes of values waiting for the writer thread (at most
-    /// [`StoreOptions::write_buffer_bytes`], plus the batch being written).
+    /// [`StoreOptions::write_buffer_bytes`]; the batch being written is no longer counted).
     pub fn write_buffer_bytes(&self) -> u64 {
-        self.shared.buffered_bytes.load(Ordering::Relaxed)
+        lock(&self.shared.queue).pending.bytes
     }
 
     /// How many times a caller found the write buffer full and waited for the writer.
@@ -588,7 +585,6 @@ impl Store {
         if queue.pending.len() >= WRITE_BATCH {
             self.shared.queue_changed.notify_all();
         }
-        self.shared.buffered_bytes.store(queue.pending.bytes, Ordering::Relaxed);
     }
 
     /// Computes a missing top-level value under the shared tier's lease: when another replica
@@ -1030,8 +1026,6 @@ mod tests {
         assert_eq!(store.get(GameTag::Tetris, b"kept"), Some(3));
     }
 
-    /// With a small bound, writing far more than fits: the size on disk levels off near the bound,
-    /// values are evicted cheapest first, and the most expensive survive.
     /// At its bound the write buffer makes callers wait for the writer: it never holds more than
     /// the bound, and every value still reaches the disk.
     #[test]
@@ -1056,6 +1050,8 @@ mod tests {
         }
     }
 
+    /// With a small bound, writing far more than fits: the size on disk levels off near the bound,
+    /// values are evicted cheapest first, and the most expensive survive.
     #[test]
     fn the_size_bound_keeps_the_most_expensive_values() {
         let dir = tempfile::tempdir().unwrap();

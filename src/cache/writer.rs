@@ -127,7 +127,6 @@ pub(super) fn run(shared: &StoreState, cap: Option<u64>) {
             // At most one batch at a time, so that the size bound is checked every WRITE_BATCH
             // values however far behind the writer is; a sync is answered once nothing is pending.
             let values = queue.pending.take(WRITE_BATCH);
-            shared.buffered_bytes.store(queue.pending.bytes, Ordering::Relaxed);
             shared.buffer_drained.notify_all();
             let sync_ticket = if queue.pending.is_empty() { queue.sync_requested } else { queue.sync_done };
             (values, sync_ticket, queue.closing)
