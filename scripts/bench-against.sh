@@ -11,7 +11,8 @@
 #     0.376 to 2^21 (scripts/bench-heaps.sh's cases);
 #   - the hot path: a server of each build started on a loopback port with a fresh store, driven by
 #     this checkout's nimber-load at 64 calls in flight: Solve of closed forms, of warm boards (the
-#     cache holds them) and of Kayles under its proven period; calls per second;
+#     cache holds them) and of Kayles under its proven period, calls per second; SolveStream of
+#     closed forms and of warm boards, positions per second;
 #   - with JUDGE=1: `nimber judge tetris` on the full 10×10 board, each build with its default flags
 #     (so the default search threads of each), CPU and peak RSS (about 70 s a run).
 #
@@ -66,10 +67,15 @@ for round in $(seq "$ROUNDS"); do
             figure "heaps $code to $heaps: peak MB" "$build" "$((rss / 1024))"
         done
         serve "$build"
-        for workload in closed-form cached-boards kayles; do
-            rps=$(target/release/nimber-load --target "$target" --warmup 1s --connections 2 --rpc solve \
+        for run in solve:closed-form solve:cached-boards solve:kayles stream:closed-form stream:cached-boards; do
+            rpc=${run%%:*} workload=${run##*:}
+            rps=$(target/release/nimber-load --target "$target" --warmup 1s --connections 2 --rpc "$rpc" \
                 --workload "$workload" --concurrency 64 --duration "$DURATION" | awk '$1 == "rps" { print $2 }')
-            figure "Solve $workload: calls a second" "$build" "$rps"
+            if [[ "$rpc" == solve ]]; then
+                figure "Solve $workload: calls a second" "$build" "$rps"
+            else
+                figure "SolveStream $workload: positions a second" "$build" "$rps"
+            fi
         done
         kill -TERM "$server"
         wait "$server" || true

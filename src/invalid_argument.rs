@@ -2,6 +2,7 @@
 //! the crate's errors: the codec, the conversion of positions, page tokens and the jobs build it,
 //! and the service answers it as `INVALID_ARGUMENT`.
 
+use crate::games::family::OverMemory;
 use crate::games::{describe, FieldPath, SetupError};
 
 /// A request that is not acceptable: the field at fault (its protobuf path, e.g.
@@ -47,3 +48,9 @@ impl std::fmt::Display for InvalidArgument {
 }
 
 impl std::error::Error for InvalidArgument {}
+
+impl From<OverMemory> for InvalidArgument {
+    fn from(OverMemory { field, problem }: OverMemory) -> Self {
+        InvalidArgument::field(field, problem)
+    }
+}

@@ -1,6 +1,6 @@
 //! The crate's layers, read from its source: every `.rs` file under `src/` is lexed (comments and
 //! literals dropped), its paths through `crate::`, `super::` and `self::` (in `use` trees and in
-//! code) are resolved to the modules they name, and four rules are checked:
+//! code) are resolved to the modules they name, and five rules are checked:
 //!
 //! 1. the games do not know the service: nothing under `src/games/` except a game's `wire.rs` (its
 //!    protobuf conversion) and `src/games/registry.rs` refers to `crate::proto`, `crate::google`,
@@ -15,7 +15,11 @@
 //!    `crate::jobs::family` makes `runner` depend on `family`); a child naming its own parent's
 //!    items (`super::Thing`) is not a sibling edge.
 //!
-//! Rules 1 to 3 hold for test code too; rule 4 is about what the compiler builds into the service,
+//! 5. the service and the jobs name no game: nothing under `src/grpc/` or `src/jobs/` refers to a
+//!    game's folder under `src/games/` (`crate::games::heap`, `crate::games::placement`, …); they
+//!    see games through `Position`, `ServedGame` and the job traits of `crate::games::family`.
+//!
+//! Rules 1 to 3 and 5 hold for test code too; rule 4 is about what the compiler builds into the service,
 //! so code under `#[cfg(test)]` (unit tests, which may use `crate::testing`) is left out of it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -547,6 +551,18 @@ fn may_name_the_service(file: &str) -> bool {
     file.starts_with("src/games/") && (file.ends_with("/wire.rs") || file == "src/games/registry.rs")
 }
 
+/// The games: the folders under `src/games/` but `family` (the job traits every game implements).
+fn game_folders() -> BTreeSet<String> {
+    let games = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/games");
+    std::fs::read_dir(games)
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.path().is_dir())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "family")
+        .collect()
+}
+
 /// The top-level modules the games must not name.
 const SERVICE_MODULES: [&str; 5] = ["proto", "google", "grpc", "jobs", "cache"];
 
@@ -567,6 +583,8 @@ fn layers_hold() {
     let unread: Vec<&String> = all_files.difference(&read).collect();
     assert!(unread.is_empty(), "files under src/ that no crate declares as a module: {unread:?}");
 
+    let games = game_folders();
+    assert!(games.contains("heap") && games.contains("placement"), "the games' folders: {games:?}");
     let mut report = String::new();
     let (_, library) = &crates[0];
     for (file, _, facts) in &library.files {
@@ -580,6 +598,11 @@ fn layers_hold() {
                     "rule 2 (jobs know no gRPC)"
                 } else if file.starts_with("src/metrics/") && ["cache", "jobs"].contains(&top) {
                     "rule 3 (owners push their metrics)"
+                } else if (file.starts_with("src/grpc/") || file.starts_with("src/jobs/"))
+                    && top == "games"
+                    && reference.target.get(1).is_some_and(|module| games.contains(module))
+                {
+                    "rule 5 (the service and the jobs name no game)"
                 } else {
                     continue;
                 };

@@ -12,11 +12,11 @@ use common::jobs::{
     sequence_values, sub_boards, wait_done, wait_for, wait_running,
 };
 use common::{assert_idle, cpu_ticks, engine_value, sample, scrape, solve_request, TestServer};
+use nimber::games::family::VALUES_PER_ROW;
 use nimber::games::heap::rules::Rules;
 use nimber::games::heap::sequence::Sequence;
 use nimber::games::Budget;
 use nimber::google::longrunning::{self as lro, operation::Result as OperationResult, Operation};
-use nimber::jobs::family::VALUES_PER_ROW;
 use nimber::proto::{self, explore_request::Job, ExploreState};
 use tonic::Code;
 

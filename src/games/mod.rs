@@ -14,6 +14,7 @@ pub mod analysis;
 pub mod cram;
 pub mod cutting;
 pub mod diagonal_walk;
+pub mod family;
 pub mod heap;
 #[cfg(test)]
 pub(crate) mod memory_memo;

@@ -1,13 +1,12 @@
 //! Long-running analysis jobs as google.longrunning operations (AIP-151).
 //!
-//! A job is a validated [`family::Job`]; its record (request, progress, result or error) lives in
+//! A job is a validated [`Job`](crate::games::family::Job); its record (request, progress, result or error) lives in
 //! its own sled database (`--jobs-dir`), separate from the memo store, which may be moved aside
 //! and rebuilt; with `--jobs-redis` (or `--shared-cache`) it lives in Redis instead, shared by the
 //! fleet ([`shared::RedisJobs`]). Names are UUIDv7s ([`new_name`]), never given twice. Every finished item of a family is recorded there too, so a resumed job recomputes
 //! nothing it had finished; finished board components come back through the memo. The
 //! [`runner::Runner`] runs jobs on its own threads; [`operations`] serves them over gRPC.
 
-pub mod family;
 pub mod local;
 pub mod operations;
 pub mod runner;

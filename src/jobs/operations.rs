@@ -13,6 +13,7 @@ use super::runner::{JobsError, Runner};
 use crate::google::longrunning::{self as lro, operations_server::Operations, Operation};
 use crate::proto;
 use crate::quote::quoted;
+use crate::wire;
 
 /// Runs a blocking runner call on the blocking pool.
 async fn blocking<T: Send + 'static>(
@@ -155,7 +156,7 @@ impl Operations for OperationsService {
     async fn wait_operation(&self, request: Request<lro::WaitOperationRequest>) -> Result<Response<Operation>, Status> {
         let request = request.into_inner();
         let timeout = match &request.timeout {
-            Some(timeout) => Some(super::family::duration_from_proto("timeout", timeout).map_err(Status::from)?),
+            Some(timeout) => Some(wire::job::duration_from_proto("timeout", timeout).map_err(Status::from)?),
             None => None,
         };
         let mut changes = self.runner.changes();

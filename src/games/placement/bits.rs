@@ -292,6 +292,12 @@ impl Symmetry {
         }
         all
     };
+
+    /// The symmetries of a `height`×`width` rectangle: all 8 for a square, the 4 that keep rows
+    /// as rows otherwise.
+    pub fn of_rectangle(height: usize, width: usize) -> impl Iterator<Item = Symmetry> {
+        Symmetry::ALL.into_iter().filter(move |symmetry| height == width || !symmetry.transposes)
+    }
 }
 
 /// The most rows any set has (a board's 64 rows of cells).
@@ -531,6 +537,12 @@ pub trait PointSet: Copy + Eq + Ord + Hash + Default + Debug {
             .map(|symmetry| self.image(height, width, symmetry))
             .min()
             .unwrap_or(self)
+    }
+
+    /// The least of the images of a set in the `height`×`width` box at the origin under the
+    /// symmetries of the box ([`Symmetry::of_rectangle`]; a square box's must fit the set).
+    fn least_image_in_rectangle(self, height: usize, width: usize) -> Self {
+        Symmetry::of_rectangle(height, width).map(|symmetry| self.image(height, width, symmetry)).min().unwrap_or(self)
     }
 
     /// The symmetries of a `height`×`width` set at the origin other than the identity: those

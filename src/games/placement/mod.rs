@@ -31,6 +31,7 @@
 mod band;
 mod bits;
 mod engine;
+mod family;
 mod small;
 mod table;
 #[cfg(test)]
@@ -44,6 +45,7 @@ use std::marker::PhantomData;
 pub use self::bits::{BoardPoints, PointSet, Symmetry, Wide, Word};
 pub use self::engine::{searched_components, value_without_search, Learnt};
 use self::engine::{Engine, Memoize};
+pub use self::family::{BoardFamily, FamilyBoard, MAX_SUB_BOARDS};
 pub use self::small::{load_small_sets, SmallSets, DOMINO_SETS, SQUARE_SETS};
 pub use self::window::{transpose, Window};
 use super::Lookup;

@@ -14,11 +14,11 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::family::{self, Chain, ChainState, Family, Job};
 use super::local::{JobStore, JobStoreOptions};
 use super::shared::RedisJobs;
 use super::{status, JobRecord, JobRecords, Put, StoreCondition, StoreError, StoreResult};
 use crate::cache::SharedCacheConfig;
+use crate::games::family::{Chain, ChainState, Family, Job, Row};
 use crate::games::{Budget, Game, GameTag, Interrupted, Memo, SearchContext, Stats};
 use crate::google::longrunning::Operation;
 use crate::invalid_argument::InvalidArgument;
@@ -305,8 +305,8 @@ impl Runner {
     /// Validates and creates a job (or finds the one of the same `request_id`) and queues it.
     /// Blocking: call from a blocking thread.
     pub fn submit(&self, request: proto::ExploreRequest) -> Result<Operation, JobsError> {
-        let job = family::job_from_request(&request).map_err(JobsError::InvalidArgument)?;
-        job.check_memory(self.shared.config.job_bytes()).map_err(JobsError::InvalidArgument)?;
+        let job = wire::job::job_from_request(&request).map_err(JobsError::InvalidArgument)?;
+        job.check_memory(self.shared.config.job_bytes()).map_err(|over| JobsError::InvalidArgument(over.into()))?;
         let shared = &self.shared;
         let _transition = lock(&shared.transitions);
         if !request.request_id.is_empty() {
@@ -466,8 +466,8 @@ impl Runner {
             ))
         };
         let request = record.request.clone().unwrap_or_default();
-        let job = family::job_from_request(&request).map_err(|_| lost())?;
-        let row = job.row_from_memo(index, &*self.shared.memo).ok_or_else(lost)?;
+        let job = wire::job::job_from_request(&request).map_err(|_| lost())?;
+        let row = wire::job::row_to_proto(job.row_from_memo(index, &*self.shared.memo).ok_or_else(lost)?);
         self.shared.store.repair_item(name, index, &row)?;
         self.shared.rows_recomputed.fetch_add(1, Ordering::Relaxed);
         tracing::warn!(

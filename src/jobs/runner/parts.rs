@@ -23,6 +23,7 @@
 //! owner end the job.
 
 use super::*;
+use crate::games::family::Item;
 use crate::games::Position;
 
 /// The most parts a single position is divided into.
@@ -284,12 +285,12 @@ impl RunnerState {
             return Ok(0);
         }
         let request = record.request.unwrap_or_default();
-        let Ok(job) = family::job_from_request(&request) else { return Ok(0) };
+        let Ok(job) = wire::job::job_from_request(&request) else { return Ok(0) };
         let mut context = self.search_context(Budget::new(None, stop.clone()), &*self.memo);
         let budget = context.budget.clone();
         match job {
             Job::Family(family) => {
-                let mut items = Items::new(self, (name, &family), &mut context, None);
+                let mut items = Items::new(self, (name, &*family), &mut context, None);
                 self.work_on_parts(name, Role::Helper, &budget, &mut items)
             }
             Job::Solve(position) | Job::BestMove(position) => {
@@ -366,7 +367,7 @@ fn wait(time: Duration, budget: &Budget) -> Result<(), Interrupted> {
 pub(super) struct Items<'r, 'c> {
     runner: &'r RunnerState,
     name: &'r str,
-    items: Vec<family::Item>,
+    items: Vec<Box<dyn Item>>,
     context: &'r mut SearchContext<'c>,
     /// The owner's live counters, and how it shows the search's statistics (none for a helper).
     owner: Option<(&'r Live, &'r dyn Fn(Stats))>,
@@ -381,7 +382,7 @@ impl<'r, 'c> Items<'r, 'c> {
     /// when the owner computes them.
     pub(super) fn new(
         runner: &'r RunnerState,
-        (name, family): (&'r str, &Family),
+        (name, family): (&'r str, &dyn Family),
         context: &'r mut SearchContext<'c>,
         owner: Option<(&'r Live, &'r dyn Fn(Stats))>,
     ) -> Self {
@@ -416,7 +417,7 @@ impl PartList for Items<'_, '_> {
             Some((value, found)) => (value, found > 0),
             None => (position.value(self.context)?, false),
         };
-        let row = item.row(value, cached);
+        let row = wire::job::row_to_proto(Row::Item(item.row(value, cached)));
         match self.runner.store.put_item(self.name, part, &row) {
             Ok(true) => {}
             Ok(false) => return Err(Stopped::Superseded),

@@ -5,6 +5,7 @@
 use super::live::{lower_priority, thread_cpu_clock, CountingMemo};
 use super::parts::{Items, PartList, Positions, Role};
 use super::*;
+use crate::games::family::{Row, ValuesRow};
 use crate::games::Position;
 
 /// What a worker does next.
@@ -258,9 +259,10 @@ impl RunnerState {
         request: &proto::ExploreRequest,
         live: &Live,
     ) -> Result<proto::ExploreResult, Stopped> {
-        let job = family::job_from_request(request).map_err(|error| Stopped::Invalid(error.message))?;
+        let job = wire::job::job_from_request(request).map_err(|error| Stopped::Invalid(error.message))?;
         // A limit lowered since the job was accepted.
-        job.check_memory(self.config.job_bytes()).map_err(|error| Stopped::Invalid(error.message))?;
+        job.check_memory(self.config.job_bytes())
+            .map_err(|over| Stopped::Invalid(InvalidArgument::from(over).message))?;
         let elapsed_before = live.elapsed_before;
         // A deadline past what the clock can hold is no deadline.
         let deadline = request
@@ -287,11 +289,11 @@ impl RunnerState {
                 Answer::BestMove(wire::best_move_response(&position, value, best, context.stats, started.elapsed()))
             }
             Job::Family(family) => {
-                let (rows, total_rows) = self.run_family(name, &family, &mut context, live, &add_stats)?;
+                let (rows, total_rows) = self.run_family(name, &*family, &mut context, live, &add_stats)?;
                 return Ok(proto::ExploreResult { answer: None, rows, total_rows, ..Default::default() });
             }
             Job::Chain(chain) => {
-                let (answer, rows, total_rows) = self.run_chain(name, &chain, &context.budget, live)?;
+                let (answer, rows, total_rows) = self.run_chain(name, &*chain, &context.budget, live)?;
                 return Ok(proto::ExploreResult { answer: Some(answer), rows, total_rows, ..Default::default() });
             }
         };
@@ -307,7 +309,7 @@ impl RunnerState {
     pub(super) fn run_family(
         &self,
         name: &str,
-        family: &Family,
+        family: &dyn Family,
         context: &mut SearchContext,
         live: &Live,
         add_stats: &dyn Fn(Stats),
@@ -396,7 +398,7 @@ impl RunnerState {
     pub(super) fn run_chain(
         &self,
         name: &str,
-        chain: &Chain,
+        chain: &dyn Chain,
         budget: &Budget,
         live: &Live,
     ) -> Result<(Answer, Vec<proto::ExploreRow>, u64), Stopped> {
@@ -404,27 +406,29 @@ impl RunnerState {
         // Rows saved before: the leading run of them (rows are saved in order); the state goes on
         // from their values.
         let saved = (0..).take_while(|index| recorded.contains(index)).count();
-        let mut state = chain.start(&self.store.rows(name, 0, saved, usize::MAX)?.rows);
+        let saved: Vec<ValuesRow> =
+            self.store.rows(name, 0, saved, usize::MAX)?.rows.iter().map(wire::job::values_row_from_proto).collect();
+        let mut state = chain.start(&saved);
         let saved_rows = state.complete_rows();
-        let show = |state: &ChainState| {
+        let show = |state: &dyn ChainState| {
             live.items_total.store(state.items_total(), Ordering::Relaxed);
             live.items_done.store(state.items_done(), Ordering::Relaxed);
-            *lock(&live.family) = Some(state.progress());
+            *lock(&live.family) = Some(wire::job::chain_progress_to_proto(state.progress()));
         };
-        show(&state);
+        show(&*state);
         live.items_done_before_run.store(state.items_done(), Ordering::Relaxed);
-        let outcome = self.run_chain_steps(name, &mut state, budget, show, saved_rows);
+        let outcome = self.run_chain_steps(name, &mut *state, budget, show, saved_rows);
         // Whatever ended the run, the values it computed serve solves.
         state.remember(&*self.memo);
         outcome?;
         let total = state.rows();
         // The last row: a proven period may have shortened the table since it was saved whole.
-        if total > 0 && !self.store.put_item(name, total - 1, &state.row(total - 1))? {
+        if total > 0 && !self.store.put_item(name, total - 1, &values_row(&*state, total - 1))? {
             return Err(Stopped::Superseded);
         }
         live.items_total.store(state.items_done(), Ordering::Relaxed);
         let inline = self.store.rows(name, 0, INLINE_ROWS.min(total as usize), INLINE_ROWS_BYTES)?.rows;
-        Ok((state.answer(), inline, total))
+        Ok((wire::job::chain_answer_to_proto(state.answer()), inline, total))
     }
 
     /// Steps `state` until it is done, showing its progress and saving its rows from `saved_rows`
@@ -432,9 +436,9 @@ impl RunnerState {
     fn run_chain_steps(
         &self,
         name: &str,
-        state: &mut ChainState,
+        state: &mut dyn ChainState,
         budget: &Budget,
-        show: impl Fn(&ChainState),
+        show: impl Fn(&dyn ChainState),
         mut saved_rows: u64,
     ) -> Result<(), Stopped> {
         let mut last_save = (Instant::now(), Duration::ZERO);
@@ -464,12 +468,12 @@ impl RunnerState {
     /// Saves the rows of `state` from row `from` on (they are the chain's checkpoint: a resumed run
     /// goes on from their values): the complete ones and the last (which later
     /// saves write again while it fills). Returns how many rows are complete and saved.
-    fn save_chain_rows(&self, name: &str, state: &ChainState, from: u64) -> Result<u64, Stopped> {
+    fn save_chain_rows(&self, name: &str, state: &dyn ChainState, from: u64) -> Result<u64, Stopped> {
         let first = from.min(state.complete_rows());
         // A few rows at a time: their memory is reused rather than a whole second's rows built at once.
         for start in (first..state.rows()).step_by(ROWS_SAVED_AT_ONCE) {
             let end = (start + ROWS_SAVED_AT_ONCE as u64).min(state.rows());
-            let rows: Vec<proto::ExploreRow> = (start..end).map(|index| state.row(index)).collect();
+            let rows: Vec<proto::ExploreRow> = (start..end).map(|index| values_row(state, index)).collect();
             if !self.store.put_items(name, start, &rows)? {
                 return Err(Stopped::Superseded);
             }
@@ -656,4 +660,9 @@ impl RunnerState {
             when.seconds,
         )))
     }
+}
+
+/// Row `index` of a chain's table as the job store keeps it.
+fn values_row(state: &dyn ChainState, index: u64) -> proto::ExploreRow {
+    wire::job::row_to_proto(Row::Values(state.row(index)))
 }

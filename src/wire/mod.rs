@@ -2,7 +2,10 @@
 //! the field and the limit), answers become protobuf messages, for the gRPC service and the jobs
 //! alike. No game rules live here: each game's validating constructor (behind its `wire.rs`)
 //! decides what is legal. Random valid positions, for tests and the load generator, are drawn here
-//! too ([`random_position`]), through each game's [`Wire::random_message`].
+//! too ([`random_position`]), through each game's [`Wire::random_message`]. Explore requests become
+//! domain jobs in [`job`].
+
+pub mod job;
 
 use crate::games::analysis::{self, Analysis};
 use crate::games::registry::with_games;
