@@ -508,17 +508,7 @@ impl Mex {
         for class in &self.classes {
             for &(take, split) in &class.takes {
                 let Some(rest) = n.checked_sub(take).filter(|&rest| rest >= 2) else { continue };
-                for &a in &class.rare {
-                    let a = a as usize;
-                    if a >= rest {
-                        break;
-                    }
-                    looked += 1;
-                    if split == Split::Unequal && 2 * a == rest {
-                        continue;
-                    }
-                    seen.mark(at(a) ^ at(rest - a));
-                }
+                looked += mark_rare_splits(values, rest, &class.rare, split, seen);
             }
         }
         // 2. The candidate is the mex unless a split into two common heaps reaches it: scan such a
@@ -600,6 +590,24 @@ impl Mex {
         }
         Ok(true)
     }
+}
+
+/// Marks the value of every split of a heap of `rest` into a rare heap of `rare` (ascending) and the
+/// rest, but the equal split when `split` is unequal (`values` holds G(0) to at least G(rest − 1));
+/// returns how many rare heaps were looked at. Kept out of line: inlined into the mex (itself
+/// inlined into [`Sequence::extend_to`]), its loop reloaded the values' address from the stack at
+/// every split, and 0.376 to 2^21 took 10.8 s instead of 7.5 s.
+#[inline(never)]
+fn mark_rare_splits<C: Cell>(values: &[C], rest: usize, rare: &[u32], split: Split, seen: &mut impl Marks) -> u64 {
+    let below = rare.partition_point(|&a| (a as usize) < rest);
+    for &a in &rare[..below] {
+        let a = a as usize;
+        if split == Split::Unequal && 2 * a == rest {
+            continue;
+        }
+        seen.mark(values[a].value() ^ values[rest - a].value());
+    }
+    below as u64
 }
 
 /// The least shift `p` (from 1, below `shifts`) that `accept(p, repeats)` takes, and its `repeats`:
