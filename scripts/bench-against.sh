@@ -39,7 +39,8 @@ fi
 cargo build --release --bins
 declare -A bins=([this]=target/release/nimber [earlier]=$earlier/target/release/nimber)
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+# (`|| true`: with no job left, kill fails, and under set -e the trap would stop before the rm.)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 # figure NAME BUILD VALUE: one measurement, kept for the medians.
 figure() { echo "$3" >>"$work/$1.$2"; }
