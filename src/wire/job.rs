@@ -251,6 +251,20 @@ mod tests {
         let error = job_from_request(&full(17)).unwrap_err().message;
         assert!(error.contains("full_boards.max_rows") && error.contains("16"), "{error}");
         assert!(job_from_request(&full(16)).is_ok());
+        // Every size up to the limit is a board: the family has an item for each, in order.
+        for game in [proto::BoardGame::Tetris, proto::BoardGame::Cram] {
+            let largest = proto::FullBoards { max_rows: 16, max_columns: 16, game: game as i32, ..Default::default() };
+            let request = proto::ExploreRequest { job: Some(ProtoJob::FullBoards(largest)), ..Default::default() };
+            let Ok(Job::Family(family)) = job_from_request(&request) else { panic!("16×16 is within the limits") };
+            let sizes: Vec<(u32, u32)> = family
+                .items()
+                .iter()
+                .map(|item| item.row(crate::games::sum::SumValue::Nimber(0), false).size)
+                .collect();
+            let expected: Vec<(u32, u32)> =
+                (1..=16).flat_map(|rows| (1..=16).map(move |columns| (rows, columns))).collect();
+            assert_eq!(sizes, expected, "{game:?}");
+        }
         let sub = proto::ExploreRequest {
             job: Some(ProtoJob::SubBoards(proto::SubBoards {
                 board: Some(proto::Tetris { rows: vec!["0".repeat(16); 16] }),
