@@ -12,7 +12,7 @@
 //!    of a crate (`grpc`, `jobs`, `cache`, `metrics`, …) nor the sibling modules of one folder
 //!    (`jobs/runner/parts.rs` and `jobs/runner/work.rs`). A file that refers to a module in another
 //!    subtree is counted as its top-most module that differs (`jobs/runner/work.rs` naming
-//!    `crate::jobs::family` makes `runner` depend on `family`); a child naming its own parent's
+//!    `crate::jobs::local` makes `runner` depend on `local`); a child naming its own parent's
 //!    items (`super::Thing`) is not a sibling edge.
 //!
 //! 5. the service and the jobs name no game: nothing under `src/grpc/` or `src/jobs/` refers to a
