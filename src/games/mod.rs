@@ -16,6 +16,7 @@ pub mod cutting;
 pub mod diagonal_walk;
 pub mod family;
 pub mod heap;
+pub mod kernel;
 #[cfg(test)]
 pub(crate) mod memory_memo;
 #[cfg(test)]

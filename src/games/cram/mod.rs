@@ -82,6 +82,7 @@ impl Piece for Domino {
     /// inside 4×6 cells), so a memo lookup pays off later.
     const MEMO_MIN_POINTS: u32 = 24;
     const TAG: GameTag = GameTag::Cram;
+    const ON_KERNEL: bool = true;
 
     fn take_learnt(learnt: &mut Learnt) -> Option<placement::Learnt> {
         Board::take_learnt(learnt)
@@ -112,6 +113,10 @@ impl Piece for Domino {
         for p in down.iter() {
             f(p | DOWN, Self::after(set, p | DOWN));
         }
+    }
+
+    fn lies_along_rows(played: u32) -> Option<bool> {
+        Some(played & DOWN == 0)
     }
 
     fn anchor(played: u32) -> u32 {

@@ -3,9 +3,11 @@
 
 use super::band::Band;
 use super::bits::{BoardPoints, Grid, LongBand, PointSet, Symmetry};
+use super::lean::{Lean, LeanRules};
 use super::table::{SharedTable, Table, Worth};
 use super::window::Window;
 use super::{components, Piece};
+use crate::games::kernel::{self, Kernel};
 use crate::games::{Interrupted, SearchContext};
 use crate::limits::TABLE_ENTRY_BYTES;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,6 +37,13 @@ const HELPED_MIN_POINTS: u32 = 32;
 
 /// Search nodes between two budget checks.
 const CHECK_INTERVAL: u64 = 4096;
+
+/// The bytes the kernel's table starts with for a component of `points` (it grows as it fills):
+/// 2^(points/2 + 5), which follows the components a search meets (a search of Cram's 4×11 board
+/// keeps 5.1 million entries), from 8 KiB for 16 points to 128 MiB for 44.
+fn kernel_table_bytes(points: u32) -> usize {
+    1usize << (points / 2 + 5).min(40)
+}
 
 /// What a solve has learnt about one component (by canonical form), in one word: the top byte
 /// is the value plus one (0 while unknown), the next byte how much searching it cost (a
@@ -293,7 +302,7 @@ const RANKS: usize = 128;
 /// Options removing many points are the cheapest to settle and most often already known; central
 /// ones split the set into small, often equal, parts. The weights were tuned on full boards of
 /// the 2×2 game, 9×9 to 9×10 (fewest components solved).
-fn rank(row: usize, column: usize, height: usize, width: usize, short: u32) -> u32 {
+pub(super) fn rank(row: usize, column: usize, height: usize, width: usize, short: u32) -> u32 {
     let off_centre = (2 * row).abs_diff(height - 1) + (2 * column).abs_diff(width - 1);
     off_centre as u32 + 2 * short
 }
@@ -350,6 +359,8 @@ impl SharedTables {
 #[derive(Default)]
 pub struct Learnt {
     tables: Tables,
+    /// The kernel's table, for the components searched on it (see [`Engine::on_kernel`]).
+    kernel: Option<kernel::Table>,
     /// Bytes the tables may still allocate.
     table_room: usize,
 }
@@ -462,8 +473,11 @@ pub struct Engine<'s, 'a, P: Piece> {
 impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
     /// An engine that knows what earlier solves through `context` learnt (nothing, the first time).
     pub fn new(context: &'s mut SearchContext<'a>) -> Self {
-        let learnt = P::take_learnt(&mut context.learnt)
-            .unwrap_or_else(|| Learnt { tables: Tables::default(), table_room: table_share(context) });
+        let learnt = P::take_learnt(&mut context.learnt).unwrap_or_else(|| Learnt {
+            tables: Tables::default(),
+            kernel: None,
+            table_room: table_share(context),
+        });
         let memo_remembers = context.memo.remembers();
         Engine {
             context,
@@ -518,6 +532,9 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
     /// at their next budget check once this thread is done, however it ended; what they settled
     /// is in the memo.
     fn value_on_every_thread(&mut self, kind: &Kind, memoize: Memoize) -> Result<u8, Interrupted> {
+        if let Some(value) = self.on_kernel(kind, memoize) {
+            return value;
+        }
         let small = each_kind!(kind, _value => true, set => set.len() < HELPED_MIN_POINTS);
         if small || self.context.threads.most() == 1 {
             return self.value(kind, memoize);
@@ -564,6 +581,95 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
             }
             value
         })
+    }
+
+    /// The value of a component searched on the kernel ([`crate::games::kernel`]), if its game
+    /// is and it fits a [`Lean`] set: its box has at most 64 cells (so its shorter side at most
+    /// 8), turned to have the shorter side across. One thread searches it.
+    fn on_kernel(&mut self, kind: &Kind, memoize: Memoize) -> Option<Result<u8, Interrupted>> {
+        if !P::ON_KERNEL {
+            return None;
+        }
+        let (origin, height, width) = each_kind!(kind, _value => return None, set => {
+            let (origin, height, width) = set.at_origin();
+            (origin.convert::<BoardPoints>(height, width, Symmetry::IDENTITY), height, width)
+        });
+        if height * width > 64 {
+            return None;
+        }
+        let (rows, across, turn) =
+            if width <= height { (height, width, Symmetry::IDENTITY) } else { (width, height, Symmetry::TRANSPOSE) };
+        macro_rules! lean {
+            ($($w:literal)*) => {
+                match across {
+                    $($w => self.on_lean::<$w>(origin.convert(height, width, turn), rows, kind, memoize),)*
+                    _ => unreachable!("a box of at most 64 cells is at most 8 across"),
+                }
+            };
+        }
+        Some(lean!(1 2 3 4 5 6 7 8))
+    }
+
+    /// The value of a component at the origin of a `rows`×`W` lean set, searched on the kernel;
+    /// `kind` is the same component (its memo key).
+    fn on_lean<const W: u32>(
+        &mut self,
+        set: Lean<W>,
+        rows: usize,
+        kind: &Kind,
+        memoize: Memoize,
+    ) -> Result<u8, Interrupted> {
+        let size = set.len();
+        let memo = self.context.memo;
+        let persistent = self.memo_remembers && (memoize == Memoize::Always || size >= P::MEMO_MIN_POINTS);
+        let key = if persistent { kind.memo_key() } else { None };
+        if let Some(value) = key.as_ref().and_then(|key| memo.get(P::TAG, key)).and_then(|v| trusted::<P>(v, size)) {
+            self.context.stats.cache_hits += 1;
+            return Ok(value);
+        }
+        // The table may grow to half of what the tables of the solve may still take (taken from
+        // their room at once); the other half is for the components too large for the kernel.
+        let table = match &mut self.learnt.kernel {
+            Some(table) => table,
+            slot => {
+                let most = self.learnt.table_room / 2;
+                self.learnt.table_room -= most;
+                slot.insert(kernel::Table::with_bytes(kernel_table_bytes(size), most))
+            }
+        };
+        let remembers = self.memo_remembers;
+        let mut write_costly = |set: Lean<W>, value: u8, work: u64| {
+            if remembers && set.len() >= P::MEMO_MIN_POINTS && work >= MEMO_MIN_WORK {
+                if let Some(key) = kind_of::<P, _>(set).memo_key() {
+                    memo.put(P::TAG, &key, u64::from(value), work);
+                }
+            }
+        };
+        let mut kernel =
+            Kernel::new(LeanRules::<P, W>::default(), table, &self.context.budget).on_settled(&mut write_costly);
+        let value = kernel.value(set.canonical(rows, W as usize));
+        let counts = kernel.counts;
+        let table = self.learnt.kernel.as_ref().map_or(0, kernel::Table::len);
+        tracing::debug!(
+            target: "nimber::kernel",
+            points = size,
+            expanded = counts.expanded,
+            expansions = counts.expansions,
+            cutoffs = counts.cutoffs,
+            settled = counts.settled,
+            lookups = counts.lookups,
+            hits = counts.hits,
+            table,
+            "a component searched on the kernel"
+        );
+        self.nodes += counts.expansions;
+        self.context.stats.positions_computed += counts.settled;
+        self.context.stats.cache_hits += counts.hits;
+        let value = value?;
+        if let (Memoize::Always, Some(key)) = (memoize, key) {
+            memo.put(P::TAG, &key, u64::from(value), counts.expansions);
+        }
+        Ok(value)
     }
 
     /// The value of a set of points, XOR of its components' values.
@@ -991,7 +1097,7 @@ fn searched_now<S: Shape>(shared: &SharedTables, key: &S) -> bool {
 /// holds again. The second player therefore always has a move and never loses: the position is a
 /// P-position, of value 0. Only points whose image is at most one row and one column away can
 /// meet their image, and those lie in the central 2×2 block of the box.
-fn zero_by_half_turn<P: Piece, S: PointSet>(key: S) -> bool {
+pub(super) fn zero_by_half_turn<P: Piece, S: PointSet>(key: S) -> bool {
     let (_, height, width) = key.at_origin();
     let half_turn = Symmetry { transposes: false, reverses_rows: true, reverses_columns: true };
     if key.image(height, width, half_turn) != key {

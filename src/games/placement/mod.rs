@@ -32,6 +32,7 @@ mod band;
 mod bits;
 mod engine;
 mod family;
+mod lean;
 mod small;
 mod table;
 #[cfg(test)]
@@ -70,6 +71,9 @@ pub trait Piece: Clone + Copy + Debug + PartialEq + Eq + Hash + Send + Sync + 's
     const MEMO_MIN_POINTS: u32;
     /// The game's memo tag (its [`Registered::TAG`](super::Registered::TAG)).
     const TAG: GameTag;
+    /// Whether components whose box has at most 64 cells are searched on the kernel
+    /// ([`crate::games::kernel`]) as lean sets.
+    const ON_KERNEL: bool = false;
 
     /// `learnt` as the engine's state for this game, if it is (its board's
     /// [`Registered::take_learnt`](super::Registered::take_learnt)).
@@ -108,6 +112,11 @@ pub trait Piece: Clone + Copy + Debug + PartialEq + Eq + Hash + Send + Sync + 's
     /// The value of a connected set of `size` points, `height`×`width` (larger than a window),
     /// when a rule for thin shapes (straight lines, paths) gives it without a search.
     fn thin_value<S: PointSet>(set: S, size: u32, height: usize, width: usize) -> Option<u8>;
+    /// Whether a move lies along the rows of the points (else across them), for a piece that
+    /// has a direction: the kernel tries moves along a component's long side later.
+    fn lies_along_rows(_played: u32) -> Option<bool> {
+        None
+    }
     /// The value of a set, connected or not, when a table gives it; the empty set's is 0.
     fn tabled_value<S: PointSet>(set: S) -> Option<u8> {
         set.is_empty().then_some(0)

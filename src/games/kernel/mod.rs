@@ -1,0 +1,450 @@
+//! The component search every searching game shares (the kernel): "has this component the value
+//! `t`?", asked the Lemoine–Viennot way, with a table of what the solve knows, a budget and
+//! counts. A game gives it [`Rules`]: its options, how an option splits into parts, canonical
+//! keys, values known by rule and the order to try options in.
+//!
+//! **The search.** A component has value `t` iff no option has value `t` and every smaller value
+//! is an option's. Asked whether it has value `t`, the kernel first looks for an option of value
+//! `t` (one witness says no at once), then settles the smaller values in order. An option, a sum
+//! of parts, is reduced to one question: values known by rule or from the table are added up,
+//! equal parts cancel in pairs, the values of the others but the largest are computed, and the
+//! largest is asked for `t` adjusted by their XOR, so a part is often dismissed without ever
+//! being solved.
+//!
+//! **Lazy cutoff.** The options are made in rank order (cheap: a game makes an option with a
+//! few word operations), and each is split and looked up as it comes: the first one whose value
+//! the table already gives as `t` ends the question, and the rest are never split. Only a
+//! question that passes this cutoff searches options.
+//!
+//! **Values fit a byte.** A component's value is at most [`Rules::most_value`] (below 255 for
+//! every game, each proves its bound), so a value and a value plus one fit a `u8`, and the search
+//! for the least value no option has ends there at the latest.
+//!
+//! **No store inside.** The kernel never reads the persistent memo: its caller reads it for the
+//! component it asks about, and is told of costly components settled on the way (see
+//! [`Kernel::on_settled`]) to write them behind the search.
+
+mod table;
+
+pub use self::table::Table;
+use crate::games::{Budget, Interrupted};
+
+/// What a solve knows of one component, in one word: bit `j` of the low 40
+/// says some option has value `j` (so the value is not `j`); then the cost of what was learnt (the
+/// bit length of the option evaluations it took), then the value plus one (0 while unknown).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Knowledge(u64);
+
+impl Knowledge {
+    /// Option values below this one can be recorded.
+    const EXCLUDABLE: u32 = 40;
+    /// The first bit of the cost (7 bits).
+    const COST_SHIFT: u32 = 40;
+    /// The first bit of the value plus one (8 bits).
+    const VALUE_SHIFT: u32 = 48;
+
+    /// The value is known.
+    pub fn known(value: u8) -> Knowledge {
+        Knowledge((u64::from(value) + 1) << Knowledge::VALUE_SHIFT)
+    }
+
+    /// The value, if known.
+    pub fn exact(self) -> Option<u8> {
+        ((self.0 >> Knowledge::VALUE_SHIFT) as u8).checked_sub(1)
+    }
+
+    /// Whether some option is known to have this value.
+    pub fn has_option_of(self, value: u8) -> bool {
+        u32::from(value) < Knowledge::EXCLUDABLE && self.0 >> value & 1 == 1
+    }
+
+    /// Record that some option has this value.
+    fn note_option_of(&mut self, value: u64) {
+        if value < u64::from(Knowledge::EXCLUDABLE) {
+            self.0 |= 1 << value;
+        }
+    }
+
+    /// What learning it cost: the bit length of the option evaluations.
+    pub fn cost(self) -> u8 {
+        (self.0 >> Knowledge::COST_SHIFT) as u8 & 0x7F
+    }
+
+    /// The same knowledge, found by a search of `work` option evaluations (unless an earlier
+    /// search cost more).
+    pub fn with_cost(self, work: u64) -> Knowledge {
+        let cost = u64::from(self.cost().max(64 - work.leading_zeros() as u8));
+        Knowledge(self.0 & !(0x7F << Knowledge::COST_SHIFT) | cost << Knowledge::COST_SHIFT)
+    }
+}
+
+/// A part of an option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part<S> {
+    /// Valued by a rule of the game's.
+    Valued(u8),
+    /// To be searched: a component in canonical form.
+    Searched(S),
+}
+
+/// What the kernel needs from a game. Components are of type `Set`, in canonical form when
+/// searched; an option (a move played in a component, not yet split) is an `Option`.
+pub trait Rules {
+    /// A component (in canonical form, when the kernel holds it).
+    type Set: Copy + Eq + Default;
+    /// An option of a component, before it is split into parts.
+    type Option: Copy;
+
+    /// The family of this game's keys in a shared table (not 0).
+    fn family(&self) -> u8;
+    /// A component's key: different components of one family have different keys.
+    fn key(&self, set: Self::Set) -> u64;
+    /// How many points a component has (the larger part of an option is the one asked).
+    fn points(&self, set: Self::Set) -> u32;
+    /// A bound on the values of a component (below 255).
+    fn most_value(&self, set: Self::Set) -> u8;
+    /// Whether a component has value 0 by a symmetry strategy, with no search.
+    fn zero_by_symmetry(&self, set: Self::Set) -> bool;
+    /// The options of a component, each with its rank: the kernel tries them by increasing rank.
+    fn options(&self, set: Self::Set, out: &mut Vec<(u32, Self::Option)>);
+    /// The parts of an option (canonical when searched), given to `part` one by one.
+    fn parts(&self, option: Self::Option, part: impl FnMut(Part<Self::Set>));
+}
+
+/// What a search did, to be compared with another solver's counts on the same work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Components whose options were made (igsolve's "expanded").
+    pub expanded: u64,
+    /// Options searched (split, reduced and asked about) past the cutoff.
+    pub expansions: u64,
+    /// Questions the cutoff settled: an option already known to have the value asked.
+    pub cutoffs: u64,
+    /// Components whose value a search settled.
+    pub settled: u64,
+    /// Table lookups, and those that found an exact value.
+    pub lookups: u64,
+    /// Lookups that found the value.
+    pub hits: u64,
+}
+
+/// What asking "has this component the value `t`?" found out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    /// Its value, known now: the answer is whether it is `t`.
+    Value(u8),
+    /// Its value is not `t` (and is not known).
+    Not,
+}
+
+/// The most searched parts an option keeps for its question; further ones are valued at once.
+const MOST_PARTS: usize = 6;
+
+/// An option as far as it is known: its parts' known values added up, and the parts whose value is
+/// not known (their keys and sizes), the largest last once reduced.
+#[derive(Clone, Copy)]
+struct Child<S, O> {
+    option: O,
+    state: State,
+    others: u64,
+    parts: [S; MOST_PARTS],
+    count: u8,
+}
+
+/// How far an option has been taken.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Not split yet.
+    Whole,
+    /// Split: `parts` are those not known, `others` the XOR of the rest.
+    Split,
+    /// Reduced: every part but the last of `parts` valued into `others`.
+    Reduced,
+}
+
+/// Search nodes between two budget checks.
+const CHECK_INTERVAL: u64 = 4096;
+
+/// One solve's search over a game's rules, its table and its budget.
+pub struct Kernel<'t, R: Rules> {
+    rules: R,
+    table: &'t mut Table,
+    budget: &'t Budget,
+    /// What the search did.
+    pub counts: Counts,
+    /// Told of each component settled by search with the work it took (option evaluations).
+    on_settled: Option<&'t mut dyn FnMut(R::Set, u8, u64)>,
+    /// Option lists kept from one node to the next.
+    spare: Vec<Vec<Child<R::Set, R::Option>>>,
+    ranked: Vec<(u32, R::Option)>,
+    order: Vec<u64>,
+}
+
+impl<'t, R: Rules> Kernel<'t, R> {
+    /// A search of `rules` with what `table` knows, stopped when `budget` says.
+    pub fn new(rules: R, table: &'t mut Table, budget: &'t Budget) -> Self {
+        Kernel {
+            rules,
+            table,
+            budget,
+            counts: Counts::default(),
+            on_settled: None,
+            spare: Vec::new(),
+            ranked: Vec::new(),
+            order: Vec::new(),
+        }
+    }
+
+    /// Be told of every component a search settles (its canonical form, value and work), for
+    /// example to write the costly ones to the persistent memo.
+    pub fn on_settled(mut self, tell: &'t mut dyn FnMut(R::Set, u8, u64)) -> Self {
+        self.on_settled = Some(tell);
+        self
+    }
+
+    /// What the table knows of a component.
+    fn recall(&mut self, set: R::Set) -> Knowledge {
+        self.counts.lookups += 1;
+        match self.table.get(self.rules.key(set), self.rules.family()) {
+            Some(known) => {
+                if known.exact().is_some() {
+                    self.counts.hits += 1;
+                }
+                known
+            }
+            None => Knowledge::default(),
+        }
+    }
+
+    /// The value of a component in canonical form.
+    pub fn value(&mut self, set: R::Set) -> Result<u8, Interrupted> {
+        let mut known = self.recall(set);
+        if let Some(value) = known.exact() {
+            return Ok(value);
+        }
+        let work_before = self.counts.expansions;
+        if self.rules.zero_by_symmetry(set) {
+            self.settle(set, 0, work_before);
+            return Ok(0);
+        }
+        let most = self.rules.most_value(set);
+        let mut children = self.children(set);
+        let value = self.least_absent(&mut known, &mut children, most);
+        self.spare.push(children);
+        let value = value?.unwrap_or(most);
+        self.settle(set, value, work_before);
+        Ok(value)
+    }
+
+    /// Whether a component in canonical form has value `target`; its value when that is known
+    /// (or found) on the way.
+    fn is_value(&mut self, set: R::Set, target: u8) -> Result<Answer, Interrupted> {
+        let mut known = self.recall(set);
+        if let Some(value) = known.exact() {
+            return Ok(Answer::Value(value));
+        }
+        if known.has_option_of(target) {
+            return Ok(Answer::Not);
+        }
+        let work_before = self.counts.expansions;
+        if self.rules.zero_by_symmetry(set) {
+            self.settle(set, 0, work_before);
+            return Ok(Answer::Value(0));
+        }
+        let mut children = self.children(set);
+        let value = match self.some_option_has_value(&mut known, &mut children, target) {
+            Ok(true) => Ok(None),
+            Ok(false) => self.least_absent(&mut known, &mut children, target).map(|v| Some(v.unwrap_or(target))),
+            Err(stop) => Err(stop),
+        };
+        self.spare.push(children);
+        match value? {
+            Some(value) => {
+                self.settle(set, value, work_before);
+                Ok(Answer::Value(value))
+            }
+            None => {
+                let known = known.with_cost(self.counts.expansions - work_before);
+                self.table.insert(self.rules.key(set), self.rules.family(), known);
+                Ok(Answer::Not)
+            }
+        }
+    }
+
+    /// The options of a component, ranked, each whole (not yet split).
+    fn children(&mut self, set: R::Set) -> Vec<Child<R::Set, R::Option>> {
+        self.counts.expanded += 1;
+        let mut ranked = std::mem::take(&mut self.ranked);
+        self.rules.options(set, &mut ranked);
+        // By rank, then as made: each rank above the index, sorted as one word.
+        let mut order = std::mem::take(&mut self.order);
+        order.extend(ranked.iter().enumerate().map(|(i, &(rank, _))| u64::from(rank) << 32 | i as u64));
+        order.sort_unstable();
+        let mut children = self.spare.pop().unwrap_or_default();
+        children.clear();
+        children.extend(order.drain(..).map(|i| ranked[i as u32 as usize].1).map(|option| Child {
+            option,
+            state: State::Whole,
+            others: 0,
+            parts: [R::Set::default(); MOST_PARTS],
+            count: 0,
+        }));
+        ranked.clear();
+        self.ranked = ranked;
+        self.order = order;
+        children
+    }
+
+    /// Record a value found by a search that started at `work_before`.
+    fn settle(&mut self, set: R::Set, value: u8, work_before: u64) {
+        self.counts.settled += 1;
+        let work = self.counts.expansions - work_before;
+        self.table.insert(self.rules.key(set), self.rules.family(), Knowledge::known(value).with_cost(work));
+        if let Some(tell) = self.on_settled.as_mut() {
+            tell(set, value, work);
+        }
+    }
+
+    /// The least value below `end` that no option has, if there is one; `known` learns the
+    /// option values met on the way.
+    fn least_absent(
+        &mut self,
+        known: &mut Knowledge,
+        children: &mut [Child<R::Set, R::Option>],
+        end: u8,
+    ) -> Result<Option<u8>, Interrupted> {
+        for j in 0..end {
+            if known.has_option_of(j) {
+                continue;
+            }
+            if !self.some_option_has_value(known, children, j)? {
+                return Ok(Some(j));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Split an option: equal parts cancel, parts valued by rule go into `others`, and the table
+    /// starts loading the buckets of the others (looked up by [`Kernel::known_value`]).
+    fn split(&mut self, child: &mut Child<R::Set, R::Option>) -> Result<(), Interrupted> {
+        let (mut others, mut count, mut parts) = (0u64, 0usize, [R::Set::default(); MOST_PARTS]);
+        let mut overflow: Vec<R::Set> = Vec::new();
+        self.rules.parts(child.option, |part| match part {
+            Part::Valued(value) => others ^= u64::from(value),
+            Part::Searched(set) => match parts[..count].iter().position(|&p| p == set) {
+                Some(i) => {
+                    count -= 1;
+                    parts[i] = parts[count];
+                }
+                None if count < MOST_PARTS => {
+                    parts[count] = set;
+                    count += 1;
+                }
+                None => overflow.push(set),
+            },
+        });
+        for set in overflow {
+            others ^= u64::from(self.value(set)?);
+        }
+        for &part in &parts[..count] {
+            self.table.prefetch(self.rules.key(part), self.rules.family());
+        }
+        *child = Child { option: child.option, state: State::Split, others, parts, count: count as u8 };
+        Ok(())
+    }
+
+    /// The value of a split option if the table gives it: every part is known. Parts found
+    /// known are added into `others` for good.
+    fn known_value(&mut self, child: &mut Child<R::Set, R::Option>) -> Option<u64> {
+        let mut i = 0;
+        while i < child.count as usize {
+            match self.recall(child.parts[i]).exact() {
+                Some(value) => {
+                    child.others ^= u64::from(value);
+                    child.count -= 1;
+                    child.parts[i] = child.parts[child.count as usize];
+                }
+                None => i += 1,
+            }
+        }
+        (child.count == 0).then_some(child.others)
+    }
+
+    /// Whether some option has value `target`; `known` learns every option value met.
+    fn some_option_has_value(
+        &mut self,
+        known: &mut Knowledge,
+        children: &mut [Child<R::Set, R::Option>],
+        target: u8,
+    ) -> Result<bool, Interrupted> {
+        // The cutoff: options in rank order, each split and looked up as it comes; the first known
+        // to have value `target` answers.
+        for i in 0..children.len() {
+            // The next option is split (its buckets start loading) before this one is looked up.
+            for next in [i, i + 1] {
+                if children.get(next).is_some_and(|child| child.state == State::Whole) {
+                    self.split(&mut children[next])?;
+                }
+            }
+            if let Some(value) = self.known_value(&mut children[i]) {
+                known.note_option_of(value);
+                if value == u64::from(target) {
+                    self.counts.cutoffs += 1;
+                    return Ok(true);
+                }
+            }
+        }
+        for child in children.iter_mut() {
+            self.counts.expansions += 1;
+            if self.counts.expansions.is_multiple_of(CHECK_INTERVAL) {
+                self.budget.check()?;
+            }
+            if self.has_value(known, child, target)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether an option has value `target`: every part but the largest valued, the largest
+    /// asked; `known` learns the option's value if that is found.
+    fn has_value(
+        &mut self,
+        known: &mut Knowledge,
+        child: &mut Child<R::Set, R::Option>,
+        target: u8,
+    ) -> Result<bool, Interrupted> {
+        if child.state != State::Reduced {
+            let count = child.count as usize;
+            if count > 1 {
+                let largest = (0..count).max_by_key(|&i| self.rules.points(child.parts[i])).unwrap_or(0);
+                child.parts.swap(largest, count - 1);
+                for i in 0..count - 1 {
+                    child.others ^= u64::from(self.value(child.parts[i])?);
+                }
+                child.parts[0] = child.parts[count - 1];
+                child.count = 1;
+            }
+            child.state = State::Reduced;
+        }
+        let value = match child.count {
+            0 => Some(child.others),
+            _ => {
+                let part = child.parts[0];
+                let asked = u64::from(target) ^ child.others;
+                if asked > u64::from(self.rules.most_value(part)) {
+                    None
+                } else {
+                    match self.is_value(part, asked as u8)? {
+                        Answer::Value(value) => Some(u64::from(value) ^ child.others),
+                        Answer::Not => None,
+                    }
+                }
+            }
+        };
+        if let Some(value) = value {
+            known.note_option_of(value);
+        }
+        Ok(value == Some(u64::from(target)))
+    }
+}

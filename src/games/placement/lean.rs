@@ -1,0 +1,273 @@
+//! The lean core: components of at most 64 points searched on the kernel
+//! ([`crate::games::kernel`]) as one word each, `W` points to a row (the shorter side of the
+//! component the search starts from, at most 8), so that an option is a few word operations and a
+//! canonical form a translation and four flips.
+
+use super::bits::{PointSet, Symmetry};
+use super::engine::{rank, zero_by_half_turn};
+use super::window::Window;
+use super::Piece;
+use crate::games::kernel::{Part, Rules};
+use std::marker::PhantomData;
+
+/// A set of points in one word, `W` to a row (bit `W·r + c` is the point `(r, c)`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lean<const W: u32>(pub u64);
+
+/// Bit 0 of every row of `W` bits in a word.
+const fn first_column(stride: u32) -> u64 {
+    let mut word = 0u64;
+    let mut bit = 0;
+    while bit + stride <= 64 {
+        word |= 1 << bit;
+        bit += stride;
+    }
+    word
+}
+
+impl<const W: u32> PointSet for Lean<W> {
+    type Word = u64;
+    const STRIDE: u32 = W;
+    const FIRST_COLUMN: u64 = first_column(W);
+    const LAST_COLUMN: u64 = first_column(W) << (W - 1);
+
+    fn from_word(word: u64) -> Self {
+        Lean(word)
+    }
+
+    fn word(self) -> u64 {
+        self.0
+    }
+
+    /// Row by row (the default folds the word in halves, which needs a stride that divides them).
+    fn columns(self) -> u64 {
+        let (mut x, mut columns) = (self.0, 0);
+        while x != 0 {
+            columns |= x & Self::row_mask();
+            x = x.checked_shr(W).unwrap_or(0);
+        }
+        columns
+    }
+
+    /// The half turn by reversing the word.
+    fn image(self, height: usize, width: usize, symmetry: Symmetry) -> Self {
+        if symmetry.transposes {
+            let (rows, height, _) = self.image_rows(height, width, symmetry);
+            return Self::from_rows(rows.into_iter().take(height));
+        }
+        match (symmetry.reverses_rows, symmetry.reverses_columns) {
+            (true, true) => Lean(half_turn::<W>(self.0, height, width)),
+            _ => self.flipped(height, width, symmetry),
+        }
+    }
+
+    /// The least of the set, its half turn and its two flips; a square set's four transposed
+    /// images too.
+    fn canonical(self, height: usize, width: usize) -> Self {
+        let x = self.0;
+        let upside_down = self.flipped(height, width, Symmetry { reverses_rows: true, ..Symmetry::IDENTITY }).0;
+        let least =
+            x.min(half_turn::<W>(x, height, width)).min(upside_down).min(half_turn::<W>(upside_down, height, width));
+        if height > W as usize {
+            return Lean(least);
+        }
+        let (rows, _, _) = self.image_rows(height, width, Symmetry::TRANSPOSE);
+        let transposed = Self::from_rows(rows.into_iter().take(width)).0;
+        let (height, width) = (width, height);
+        let upside_down =
+            Lean::<W>(transposed).flipped(height, width, Symmetry { reverses_rows: true, ..Symmetry::IDENTITY }).0;
+        Lean(least.min(transposed).min(half_turn::<W>(transposed, height, width)).min(upside_down).min(half_turn::<W>(
+            upside_down,
+            height,
+            width,
+        )))
+    }
+}
+
+/// The half turn of a set at the origin of `height`×`width`: reversing the word sends bit `p` to
+/// `63 − p`, and shifting down by `64 − L`, `L = (height − 1)·W + width`, to `L − 1 − p`, which for
+/// `p = W·r + c` is `W·(height − 1 − r) + (width − 1 − c)`.
+fn half_turn<const W: u32>(x: u64, height: usize, width: usize) -> u64 {
+    let length = (height as u32 - 1) * W + width as u32;
+    x.reverse_bits() >> (64 - length)
+}
+
+/// A piece's rules on lean sets of `W` points to a row, for the kernel.
+pub struct LeanRules<P, const W: u32>(PhantomData<P>);
+
+impl<P, const W: u32> Default for LeanRules<P, W> {
+    fn default() -> Self {
+        LeanRules(PhantomData)
+    }
+}
+
+impl<P: Piece, const W: u32> Rules for LeanRules<P, W> {
+    type Set = Lean<W>;
+    type Option = (u32, Lean<W>);
+
+    fn family(&self) -> u8 {
+        W as u8
+    }
+
+    fn key(&self, set: Lean<W>) -> u64 {
+        set.0
+    }
+
+    fn points(&self, set: Lean<W>) -> u32 {
+        set.len()
+    }
+
+    fn most_value(&self, set: Lean<W>) -> u8 {
+        P::most_value(set.len()) as u8
+    }
+
+    fn zero_by_symmetry(&self, set: Lean<W>) -> bool {
+        zero_by_half_turn::<P, Lean<W>>(set)
+    }
+
+    fn options(&self, set: Lean<W>, out: &mut Vec<(u32, (u32, Lean<W>))>) {
+        let (_, height, width) = set.at_origin();
+        let size = set.len();
+        let symmetries = set.symmetries(height, width);
+        P::for_each_option(set, |played, option| {
+            if !symmetries.keep(option, height, width) {
+                return;
+            }
+            let p = P::anchor(played);
+            let (row, column) = ((p / W) as usize, (p % W) as usize);
+            let removed = P::MOST_REMOVED.saturating_sub(size - option.len());
+            let along = P::lies_along_rows(played);
+            let rank = rank(row, column, height, width, removed) + along_long_side(along, height, width);
+            out.push((rank, (played, P::simplified(option))));
+        });
+    }
+
+    fn parts(&self, (played, rest): (u32, Lean<W>), mut part: impl FnMut(Part<Lean<W>>)) {
+        // A table's box holds at most 24 points (4×6).
+        if rest.len() <= 24 {
+            if let Some(value) = P::tabled_value(rest) {
+                return part(Part::Valued(value));
+            }
+        }
+        for piece in P::parts_after(rest, played) {
+            let (origin, height, width) = piece.at_origin();
+            let size = piece.len();
+            let by_rule = if height <= 8 {
+                P::direct_value(origin.convert::<Window>(height, width, Symmetry::IDENTITY), size, height, width)
+            } else {
+                P::thin_value(origin, size, height, width)
+            };
+            part(match by_rule {
+                Some(value) => Part::Valued(value),
+                None => Part::Searched(origin.canonical(height, width)),
+            });
+        }
+    }
+}
+
+/// The rank a move along a component's long side loses per point the long side exceeds the short.
+const ALONG_WEIGHT: u32 = 2;
+
+/// A component is a thin strip, whose moves along its long side come later, when its long side is
+/// at least this many times its short side.
+const THIN: usize = 2;
+
+/// What a move that lies along the rows of its component (else across them) adds to its rank:
+/// moves along a component's long side come later, since those across it split a thin strip
+/// into small parts; the thinner the strip, the later.
+fn along_long_side(along_rows: Option<bool>, height: usize, width: usize) -> u32 {
+    let Some(along_rows) = along_rows else { return 0 };
+    let (long, short) = (height.max(width), height.min(width));
+    let along_long = if height > width { !along_rows } else { width > height && along_rows };
+    if along_long && long >= THIN * short {
+        (long - short) as u32 * ALONG_WEIGHT
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::cram::Domino;
+    use crate::games::kernel::{Kernel, Table};
+    use crate::games::Budget;
+    use std::collections::HashMap;
+
+    /// The value of a set straight from the rules: the mex of its options' values, each option
+    /// the XOR of nothing but its own options' mex (no splitting, no tables, no rules of thumb).
+    fn by_rules<P: Piece, const W: u32>(set: Lean<W>, seen: &mut HashMap<u64, u8>) -> u8 {
+        if let Some(&value) = seen.get(&set.0) {
+            return value;
+        }
+        let mut values = 0u128;
+        P::for_each_option(set, |_, option| values |= 1 << by_rules::<P, W>(option, seen));
+        let value = (!values).trailing_zeros() as u8;
+        seen.insert(set.0, value);
+        value
+    }
+
+    fn random_sets<const W: u32>(rows: u32, count: usize, seed: u64) -> Vec<Lean<W>> {
+        let mut state = seed;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let all = if rows * W == 64 { u64::MAX } else { (1 << (rows * W)) - 1 };
+        (0..count).map(|_| Lean((next() | next() & next()) & all)).collect()
+    }
+
+    fn kernel_agrees<P: Piece, const W: u32>(rows: u32, seed: u64) {
+        let budget = Budget::unlimited();
+        let mut table = Table::with_bytes(1 << 16, 1 << 16);
+        let mut seen = HashMap::new();
+        for set in random_sets::<W>(rows, 200, seed) {
+            let expected = by_rules::<P, W>(set, &mut seen);
+            let mut got = 0;
+            for part in super::super::components::<P, _>(set) {
+                let (origin, height, width) = part.at_origin();
+                let mut kernel = Kernel::new(LeanRules::<P, W>::default(), &mut table, &budget);
+                got ^= kernel.value(origin.canonical(height, width)).unwrap();
+            }
+            assert_eq!(u64::from(got), u64::from(expected), "{set:?} ({W} to a row)");
+        }
+    }
+
+    /// A set's canonical form is its images' (under every symmetry of its box that fits).
+    #[test]
+    fn images_have_one_canonical_form() {
+        fn check<const W: u32>(rows: u32, seed: u64) {
+            for set in random_sets::<W>(rows, 300, seed) {
+                if set.0 == 0 {
+                    continue;
+                }
+                let (origin, height, width) = set.at_origin();
+                let canonical = origin.canonical(height, width);
+                for symmetry in Symmetry::ALL.into_iter().filter(|&s| Lean::<W>::fits(height, width, s)) {
+                    let image = origin.image(height, width, symmetry);
+                    let (h, w) = if symmetry.transposes { (width, height) } else { (height, width) };
+                    assert_eq!(image.canonical(h, w), canonical, "{set:?} under {symmetry:?}");
+                }
+            }
+        }
+        check::<3>(7, 1);
+        check::<5>(4, 2);
+        check::<5>(9, 3);
+        check::<8>(8, 4);
+    }
+
+    /// Cram on random lean sets of every width the kernel takes, against the rules alone, with
+    /// one small table for all of them (so entries are replaced and families share it).
+    #[test]
+    fn cram_on_the_kernel_agrees_with_the_rules() {
+        kernel_agrees::<Domino, 2>(12, 1);
+        kernel_agrees::<Domino, 3>(8, 2);
+        kernel_agrees::<Domino, 4>(6, 3);
+        kernel_agrees::<Domino, 5>(5, 4);
+        kernel_agrees::<Domino, 6>(4, 5);
+        kernel_agrees::<Domino, 7>(4, 6);
+        kernel_agrees::<Domino, 8>(3, 7);
+    }
+}
