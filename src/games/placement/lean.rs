@@ -4,7 +4,7 @@
 //! canonical form a translation and four flips.
 
 use super::bits::{PointSet, Symmetry};
-use super::engine::{rank, zero_by_half_turn};
+use super::strategy::{rank, zero_by_half_turn};
 use super::window::Window;
 use super::Piece;
 use crate::games::kernel::{Part, Rules};

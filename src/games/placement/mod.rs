@@ -34,6 +34,7 @@ mod engine;
 mod family;
 mod lean;
 mod small;
+mod strategy;
 mod table;
 #[cfg(test)]
 mod tests;
