@@ -306,6 +306,25 @@ pub fn share_memory(
     })
 }
 
+/// Bytes in a huge page (x86-64 and aarch64 with 4 KiB base pages).
+pub const HUGE_PAGE: usize = 2 << 20;
+
+/// Asks the system to back the whole huge pages inside `items` with huge pages (transparent huge
+/// pages, in `madvise` mode on most systems): a lookup at random in a table of tens of megabytes
+/// (the search kernel's) then seldom misses the TLB as well as the cache. Only advice: nothing
+/// changes where it is not taken.
+pub fn advise_huge_pages<T>(items: &[T]) {
+    let start = items.as_ptr() as usize;
+    let end = start + std::mem::size_of_val(items);
+    let first = start.next_multiple_of(HUGE_PAGE);
+    if first + HUGE_PAGE <= end {
+        let length = (end - first) / HUGE_PAGE * HUGE_PAGE;
+        // SAFETY: the range lies inside the live allocation, and MADV_HUGEPAGE changes how it is
+        // backed, never what it holds.
+        unsafe { libc::madvise(first as *mut libc::c_void, length, libc::MADV_HUGEPAGE) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

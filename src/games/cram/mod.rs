@@ -16,7 +16,7 @@
 //!   every board a half turn keeps with that property, blocked cells and all.
 //! * Its memo tag is [`GameTag::Cram`].
 
-use super::placement::{self, point_index, Piece, PointSet, Window, Word, DOMINO_SETS};
+use super::placement::{self, point_index, Piece, PointSet, Word, DOMINO_SETS};
 use super::{GameTag, Learnt, Nimber, Registered};
 use super::{Lookup, ServedGame};
 
@@ -125,10 +125,31 @@ impl Piece for Domino {
 
     /// Without the domino's cells and the cells it leaves without a neighbour.
     fn after<S: PointSet>(set: S, played: u32) -> S {
-        let first = Self::anchor(played);
-        let second = first + if played & DOWN != 0 { S::STRIDE } else { 1 };
-        let rest = set.without(S::from_word(S::single(first).word() | S::single(second).word()));
+        let rest = set.without(Self::cells_of(played));
         S::from_word(rest.word() & rest.orthogonal_neighbours().word())
+    }
+
+    /// When the cells next to the domino that are left are connected inside the 3×4 box around
+    /// it, everything left is.
+    ///
+    /// **Proof.** Let `D` be the domino, `S` the set it was played in and `R` what is left: `S`
+    /// without `D` and without the cells `I` left with no neighbour, whose neighbours in `S` all
+    /// lie in `D`. Two cells of `R` are joined by a path in `S`; one through a cell of `I` enters
+    /// and leaves it from `D`, and as `D`'s two cells are neighbours it can go round it, so the path
+    /// lies in `R ∪ D`. Its stretches in `R` are joined to one another where it passes through `D`,
+    /// and each stretch ends, on that side, at a cell of `R` next to `D`. Those are connected in `R`
+    /// (inside the box), so the two cells are too.
+    fn connected_around<S: PointSet>(rest: S, played: u32) -> bool {
+        let domino: S = Self::cells_of(played);
+        let touching = rest.word() & domino.orthogonal_neighbours().word();
+        if touching.is_zero() {
+            return rest.is_empty();
+        }
+        let around = rest.word() & domino.with_king_neighbours().word();
+        let joined = rest.grown_from(S::from_word(touching.lowest()), |part| {
+            S::from_word(part.with_orthogonal_neighbours().word() & around)
+        });
+        touching & !joined.word() == S::Word::default()
     }
 
     /// With one tuft to a star (see `without_extra_tufts`).
@@ -148,8 +169,8 @@ impl Piece for Domino {
         size / 2
     }
 
-    fn direct_value(origin: Window, size: u32, height: usize, width: usize) -> Option<u8> {
-        path_or_cycle_value(origin, size).or_else(|| DOMINO_SETS.of_window(origin, height, width))
+    fn direct_value<S: PointSet>(origin: S, size: u32, height: usize, width: usize) -> Option<u8> {
+        path_or_cycle_value(origin, size).or_else(|| DOMINO_SETS.of_origin(origin, height, width))
     }
 
     fn tabled_value<S: PointSet>(set: S) -> Option<u8> {
@@ -186,6 +207,15 @@ impl Piece for Domino {
     fn code(mv: &DominoMove, turned: bool) -> u32 {
         let down = (mv.orientation == Orientation::Vertical) != turned;
         point_index(mv.row - 1, mv.column - 1, turned) | if down { DOWN } else { 0 }
+    }
+}
+
+impl Domino {
+    /// The two cells of the domino of code `played`.
+    fn cells_of<S: PointSet>(played: u32) -> S {
+        let first = Self::anchor(played);
+        let second = first + if played & DOWN != 0 { S::STRIDE } else { 1 };
+        S::from_word(S::single(first).word() | S::single(second).word())
     }
 }
 

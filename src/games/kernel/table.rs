@@ -1,7 +1,9 @@
 //! The kernel's table: what one solve knows of its components, in slots of two words (the key
 //! and what is known), lossless: a slot holds its whole key, so a lookup never answers for another
-//! component. It starts at the size its caller expects to need and doubles when a bucket overflows
-//! in a table at least half full, while its bound allows (a search that outgrows its table would search again what it replaced).
+//! component. It starts at the size its caller expects to need and doubles when a bucket
+//! overflows in a table at least half full, while its bound allows (a search that outgrows its
+//! table would search again what it replaced). Its memory is on huge pages where the system gives
+//! them.
 //!
 //! Slots come in buckets of four (one 64-byte cache line): a key lives in the bucket its hash
 //! names, so a lookup reads one line. An insert that finds neither its key nor a free slot there
@@ -9,6 +11,7 @@
 //! transposition tables), so what was expensive to learn stays and a full table has no cliff.
 
 use super::Knowledge;
+use crate::limits::advise_huge_pages;
 
 /// Slots per bucket.
 const BUCKET: usize = 4;
@@ -46,7 +49,9 @@ impl Table {
             }
         };
         let most_buckets = buckets_in(most_bytes);
-        Table { buckets: vec![[0; 2 * BUCKET]; buckets_in(bytes).min(most_buckets)], len: 0, most_buckets }
+        let buckets = vec![[0; 2 * BUCKET]; buckets_in(bytes).min(most_buckets)];
+        advise_huge_pages(&buckets);
+        Table { buckets, len: 0, most_buckets }
     }
 
     /// The most bytes it may grow to.
@@ -57,6 +62,7 @@ impl Table {
     /// Twice the buckets, every entry moved to its bucket there.
     fn grow(&mut self) {
         let doubled = vec![[0; 2 * BUCKET]; 2 * self.buckets.len()];
+        advise_huge_pages(&doubled);
         let old = std::mem::replace(&mut self.buckets, doubled);
         self.len = 0;
         for bucket in old {
@@ -141,6 +147,8 @@ impl Table {
         }
         if 2 * self.len >= BUCKET * self.buckets.len() && self.buckets.len() < self.most_buckets {
             // A full bucket in a table at least half full: room for everything, then try again.
+            // (Growing at three quarters full halves Cram 4×11's memory, 442 MB to 197 MB, and
+            // takes a fifth off its time, but a 5×7 board of value 7 then searches 50 % more.)
             self.grow();
             return self.insert(key, family, known);
         }

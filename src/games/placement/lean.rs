@@ -5,7 +5,7 @@
 
 use super::bits::{PointSet, Symmetry};
 use super::strategy::{rank, zero_by_half_turn};
-use super::window::Window;
+use super::window::transpose;
 use super::Piece;
 use crate::games::kernel::{Part, Rules};
 use std::marker::PhantomData;
@@ -39,25 +39,42 @@ impl<const W: u32> PointSet for Lean<W> {
         self.0
     }
 
-    /// Row by row (the default folds the word in halves, which needs a stride that divides them).
+    /// By folding the word onto itself a whole number of rows at a time: 32, 16, …, 1 of them,
+    /// as many as fit in the word (the default folds it in halves, which needs a stride that
+    /// divides them).
     fn columns(self) -> u64 {
-        let (mut x, mut columns) = (self.0, 0);
-        while x != 0 {
-            columns |= x & Self::row_mask();
-            x = x.checked_shr(W).unwrap_or(0);
+        let mut x = self.0;
+        for rows in [32, 16, 8, 4, 2, 1] {
+            if rows * W < 64 {
+                x |= x >> (rows * W);
+            }
         }
-        columns
+        x & Self::row_mask()
     }
 
-    /// The half turn by reversing the word.
+    /// The rows reversed in one loop of shifts, the columns by a half turn of that.
+    fn flipped(self, height: usize, width: usize, symmetry: Symmetry) -> Self {
+        let (x, row_mask, w) = (self.0, Self::row_mask(), W as usize);
+        let upside_down = || (0..height).fold(0, |word, r| word | (x >> (w * r) & row_mask) << (w * (height - 1 - r)));
+        Lean(match (symmetry.reverses_rows, symmetry.reverses_columns) {
+            (false, false) => x,
+            (true, false) => upside_down(),
+            (false, true) => half_turn::<W>(upside_down(), height, width),
+            (true, true) => half_turn::<W>(x, height, width),
+        })
+    }
+
+    /// The half turn by reversing the word, the transpose by an 8×8 bit-matrix transpose.
     fn image(self, height: usize, width: usize, symmetry: Symmetry) -> Self {
-        if symmetry.transposes {
-            let (rows, height, _) = self.image_rows(height, width, symmetry);
-            return Self::from_rows(rows.into_iter().take(height));
-        }
+        let (set, height, width) = if symmetry.transposes {
+            (Lean(transposed::<W>(self.0, height, width)), width, height)
+        } else {
+            (self, height, width)
+        };
         match (symmetry.reverses_rows, symmetry.reverses_columns) {
-            (true, true) => Lean(half_turn::<W>(self.0, height, width)),
-            _ => self.flipped(height, width, symmetry),
+            (false, false) => set,
+            (true, true) => Lean(half_turn::<W>(set.0, height, width)),
+            _ => set.flipped(height, width, symmetry),
         }
     }
 
@@ -71,8 +88,7 @@ impl<const W: u32> PointSet for Lean<W> {
         if height > W as usize {
             return Lean(least);
         }
-        let (rows, _, _) = self.image_rows(height, width, Symmetry::TRANSPOSE);
-        let transposed = Self::from_rows(rows.into_iter().take(width)).0;
+        let transposed = transposed::<W>(x, height, width);
         let (height, width) = (width, height);
         let upside_down =
             Lean::<W>(transposed).flipped(height, width, Symmetry { reverses_rows: true, ..Symmetry::IDENTITY }).0;
@@ -90,6 +106,19 @@ impl<const W: u32> PointSet for Lean<W> {
 fn half_turn<const W: u32>(x: u64, height: usize, width: usize) -> u64 {
     let length = (height as u32 - 1) * W + width as u32;
     x.reverse_bits() >> (64 - length)
+}
+
+/// The transpose of a set at the origin of `height`×`width` (`width` at most `W`, so that it
+/// fits): its rows spread to 8 bits each, the 8×8 bit matrix transposed, and its rows, `width`
+/// of them now, gathered back to `W` bits each.
+fn transposed<const W: u32>(x: u64, height: usize, width: usize) -> u64 {
+    if W == 8 {
+        return transpose(x);
+    }
+    let row_mask = u64::MAX >> (64 - W);
+    let spread = (0..height).fold(0, |word, r| word | (x >> (W as usize * r) & row_mask) << (8 * r));
+    let turned = transpose(spread);
+    (0..width).fold(0, |word, r| word | (turned >> (8 * r) & 0xFF) << (W as usize * r))
 }
 
 /// A piece's rules on lean sets of `W` points to a row, for the kernel.
@@ -138,22 +167,27 @@ impl<P: Piece, const W: u32> Rules for LeanRules<P, W> {
             let removed = P::MOST_REMOVED.saturating_sub(size - option.len());
             let along = P::lies_along_rows(played);
             let rank = rank(row, column, height, width, removed) + along_long_side(along, height, width);
-            out.push((rank, (played, P::simplified(option))));
+            out.push((rank, (played, option)));
         });
     }
 
-    fn parts(&self, (played, rest): (u32, Lean<W>), mut part: impl FnMut(Part<Lean<W>>)) {
+    /// An option is simplified here rather than when it is made, since most are never split.
+    fn parts(&self, (played, option): (u32, Lean<W>), mut part: impl FnMut(Part<Lean<W>>)) {
+        let rest = P::simplified(option);
         // A table's box holds at most 24 points (4×6).
         if rest.len() <= 24 {
             if let Some(value) = P::tabled_value(rest) {
                 return part(Part::Valued(value));
             }
         }
-        for piece in P::parts_after(rest, played) {
+        // Removing tufts keeps a connected set connected.
+        let one_part = P::connected_around(option, played);
+        let pieces = (!one_part).then(|| P::parts_after(rest, played));
+        for piece in pieces.into_iter().flatten().chain(one_part.then_some(rest)) {
             let (origin, height, width) = piece.at_origin();
             let size = piece.len();
             let by_rule = if height <= 8 {
-                P::direct_value(origin.convert::<Window>(height, width, Symmetry::IDENTITY), size, height, width)
+                P::direct_value(origin, size, height, width)
             } else {
                 P::thin_value(origin, size, height, width)
             };
@@ -235,7 +269,8 @@ mod tests {
         }
     }
 
-    /// A set's canonical form is its images' (under every symmetry of its box that fits).
+    /// A set's images are those of its points one by one, its columns those of its rows, and
+    /// its canonical form its images' (under every symmetry of its box that fits).
     #[test]
     fn images_have_one_canonical_form() {
         fn check<const W: u32>(rows: u32, seed: u64) {
@@ -245,9 +280,20 @@ mod tests {
                 }
                 let (origin, height, width) = set.at_origin();
                 let canonical = origin.canonical(height, width);
+                let rows = (0..height).fold(0, |columns, r| columns | origin.row(r));
+                assert_eq!(origin.columns(), rows, "{set:?}");
                 for symmetry in Symmetry::ALL.into_iter().filter(|&s| Lean::<W>::fits(height, width, s)) {
                     let image = origin.image(height, width, symmetry);
                     let (h, w) = if symmetry.transposes { (width, height) } else { (height, width) };
+                    // The word tricks against the image point by point.
+                    let expected = origin.iter().fold(0, |word, p| {
+                        let (r, c) = ((p / W) as usize, (p % W) as usize);
+                        let (r, c) = if symmetry.transposes { (c, r) } else { (r, c) };
+                        let r = if symmetry.reverses_rows { h - 1 - r } else { r };
+                        let c = if symmetry.reverses_columns { w - 1 - c } else { c };
+                        word | 1 << (r * W as usize + c)
+                    });
+                    assert_eq!(image, Lean(expected), "{set:?} under {symmetry:?}");
                     assert_eq!(image.canonical(h, w), canonical, "{set:?} under {symmetry:?}");
                 }
             }

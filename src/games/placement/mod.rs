@@ -107,9 +107,9 @@ pub trait Piece: Clone + Copy + Debug + PartialEq + Eq + Hash + Send + Sync + 's
     /// The largest value a connected set of `size` points can have (below `u8::MAX` for every
     /// board of at most [`MAX_CELLS`] cells).
     fn most_value(size: u32) -> u32;
-    /// The value of a connected set of `size` points at the origin of a window, `height`×`width`,
-    /// when a rule gives it without a search.
-    fn direct_value(origin: Window, size: u32, height: usize, width: usize) -> Option<u8>;
+    /// The value of a connected set of `size` points at the origin, `height`×`width` (at most
+    /// 8×8), when a rule gives it without a search.
+    fn direct_value<S: PointSet>(origin: S, size: u32, height: usize, width: usize) -> Option<u8>;
     /// The value of a connected set of `size` points, `height`×`width` (larger than a window),
     /// when a rule for thin shapes (straight lines, paths) gives it without a search.
     fn thin_value<S: PointSet>(set: S, size: u32, height: usize, width: usize) -> Option<u8>;
@@ -121,6 +121,12 @@ pub trait Piece: Clone + Copy + Debug + PartialEq + Eq + Hash + Send + Sync + 's
     /// The value of a set, connected or not, when a table gives it; the empty set's is 0.
     fn tabled_value<S: PointSet>(set: S) -> Option<u8> {
         set.is_empty().then_some(0)
+    }
+    /// Whether `rest`, the set after the move `played` of a connected set (not yet
+    /// [simplified](Piece::simplified)), is connected by a test around the move alone; `false`
+    /// when that test cannot tell.
+    fn connected_around<S: PointSet>(_rest: S, _played: u32) -> bool {
+        false
     }
     /// The connected components of `rest`, the set after the move `played` of a connected set.
     fn parts_after<S: PointSet>(rest: S, _played: u32) -> impl Iterator<Item = S> {

@@ -2,7 +2,7 @@
 //! computed by `build.rs` and built into the binary (8 MB each), so nothing is computed at run
 //! time: every set a search meets that fits 4×6 or 6×4 is valued with one read.
 
-use super::bits::{PointSet, Symmetry};
+use super::bits::{PointSet, Symmetry, Word};
 use super::window::{transpose, Window};
 
 /// Rows of the box whose every set a table values.
@@ -37,15 +37,21 @@ impl SmallSets {
         self.0[index / 2] >> (4 * (index % 2)) & 0xF
     }
 
-    /// The value of a set at the origin of a window if it lies inside 4×6 or 6×4 (connected or not).
-    pub fn of_window(&self, origin: Window, height: usize, width: usize) -> Option<u8> {
-        let index = |window: Window, height: usize| {
-            (0..height).fold(0, |i, r| i | (window.row(r) as usize) << (TABLE_COLUMNS * r))
-        };
+    /// The value of a set at the origin, `height`×`width`, if it lies inside 4×6 or 6×4
+    /// (connected or not), read from its rows (turned to lie along them first if it must be).
+    pub fn of_origin<S: PointSet>(&self, origin: S, height: usize, width: usize) -> Option<u8> {
+        fn index<S: PointSet>(set: S, height: usize) -> usize {
+            (0..height).fold(0, |i, r| i | (set.row(r) as usize) << (TABLE_COLUMNS * r))
+        }
         if height <= TABLE_ROWS && width <= TABLE_COLUMNS {
             Some(self.value(index(origin, height)))
         } else if width <= TABLE_ROWS && height <= TABLE_COLUMNS {
-            Some(self.value(index(Window(transpose(origin.0)), width)))
+            let window = if S::STRIDE == Window::STRIDE {
+                Window(origin.word().low_u64())
+            } else {
+                origin.convert::<Window>(height, width, Symmetry::IDENTITY)
+            };
+            Some(self.value(index(Window(transpose(window.0)), width)))
         } else {
             None
         }
@@ -61,6 +67,6 @@ impl SmallSets {
         if height.max(width) > TABLE_COLUMNS || height.min(width) > TABLE_ROWS {
             return None;
         }
-        self.of_window(origin.convert::<Window>(height, width, Symmetry::IDENTITY), height, width)
+        self.of_origin(origin, height, width)
     }
 }

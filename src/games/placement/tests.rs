@@ -63,12 +63,15 @@ fn check_canonical_forms<P: Piece, S: PointSet>(seed: u64, shapes: impl Fn(&mut 
 }
 
 /// The parts of every option of every component of `set`, as the piece finds them, are its
-/// connected components.
+/// connected components; one the piece finds connected around its move is.
 fn check_options_and_their_parts<P: Piece, S: PointSet>(set: S) {
     for part in components::<P, S>(set) {
         P::for_each_option(part, |played, option| {
             let mut found: Vec<S> = P::parts_after(option, played).collect();
             let mut expected: Vec<S> = components::<P, S>(option).collect();
+            if P::connected_around(option, played) {
+                assert!(expected.len() <= 1, "{option:?} after {played} is not connected");
+            }
             found.sort();
             expected.sort();
             assert_eq!(found, expected, "{option:?} after {played}");

@@ -2,24 +2,24 @@
 //! every set, connected or not, inside 4×6 or 6×4 placements (the engine's built-in table).
 
 use crate::games::node_kayles::PATH;
-use crate::games::placement::{Window, SQUARE_SETS};
+use crate::games::placement::{PointSet, SQUARE_SETS};
 
-/// The value of a connected set of `size` placements at the origin of a window, `height`×`width`,
+/// The value of a connected set of `size` placements at the origin, `height`×`width`,
 /// if it is a single placement, a straight line or inside 4×6 or 6×4.
-pub fn direct_value(origin: Window, size: u32, height: usize, width: usize) -> Option<u8> {
+pub fn direct_value<S: PointSet>(origin: S, size: u32, height: usize, width: usize) -> Option<u8> {
     if size <= 1 {
         Some(size as u8)
     } else if height == 1 || width == 1 {
         Some(PATH[size as usize])
     } else {
-        SQUARE_SETS.of_window(origin, height, width)
+        SQUARE_SETS.of_origin(origin, height, width)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::placement::PointSet;
+    use crate::games::placement::Window;
 
     /// Every set of the 4×6 box has the least value none of its options has (an option removes
     /// a placement and those at most one row and one column from it): the table is the game's.

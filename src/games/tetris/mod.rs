@@ -20,7 +20,7 @@
 mod direct;
 mod ring;
 
-use super::placement::{self, point_index, Piece, PointSet, Window, SQUARE_SETS};
+use super::placement::{self, point_index, Piece, PointSet, SQUARE_SETS};
 use super::{GameTag, Learnt, Nimber, Registered};
 use super::{Lookup, ServedGame};
 use crate::games::node_kayles::PATH;
@@ -112,7 +112,7 @@ impl Piece for Square {
         size
     }
 
-    fn direct_value(origin: Window, size: u32, height: usize, width: usize) -> Option<u8> {
+    fn direct_value<S: PointSet>(origin: S, size: u32, height: usize, width: usize) -> Option<u8> {
         direct::direct_value(origin, size, height, width)
     }
 
