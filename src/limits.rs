@@ -307,7 +307,7 @@ pub fn share_memory(
 }
 
 /// Bytes in a huge page (x86-64 and aarch64 with 4 KiB base pages).
-pub const HUGE_PAGE: usize = 2 << 20;
+const HUGE_PAGE: usize = 2 << 20;
 
 /// Asks the system to back the whole huge pages inside `items` with huge pages (transparent huge
 /// pages, in `madvise` mode on most systems): a lookup at random in a table of tens of megabytes

@@ -71,33 +71,24 @@ impl<const W: u32> PointSet for Lean<W> {
         } else {
             (self, height, width)
         };
-        match (symmetry.reverses_rows, symmetry.reverses_columns) {
-            (false, false) => set,
-            (true, true) => Lean(half_turn::<W>(set.0, height, width)),
-            _ => set.flipped(height, width, symmetry),
-        }
+        set.flipped(height, width, symmetry)
     }
 
-    /// The least of the set, its half turn and its two flips; a square set's four transposed
-    /// images too.
+    /// The least of the set, its half turn and its two flips, and of the same four of its
+    /// transpose when that fits (the height is at most `W`).
     fn canonical(self, height: usize, width: usize) -> Self {
-        let x = self.0;
-        let upside_down = self.flipped(height, width, Symmetry { reverses_rows: true, ..Symmetry::IDENTITY }).0;
-        let least =
-            x.min(half_turn::<W>(x, height, width)).min(upside_down).min(half_turn::<W>(upside_down, height, width));
+        let least = least_flip::<W>(self.0, height, width);
         if height > W as usize {
             return Lean(least);
         }
-        let transposed = transposed::<W>(x, height, width);
-        let (height, width) = (width, height);
-        let upside_down =
-            Lean::<W>(transposed).flipped(height, width, Symmetry { reverses_rows: true, ..Symmetry::IDENTITY }).0;
-        Lean(least.min(transposed).min(half_turn::<W>(transposed, height, width)).min(upside_down).min(half_turn::<W>(
-            upside_down,
-            height,
-            width,
-        )))
+        Lean(least.min(least_flip::<W>(transposed::<W>(self.0, height, width), width, height)))
     }
+}
+
+/// The least of a set at the origin of `height`×`width`, its half turn and its two flips.
+fn least_flip<const W: u32>(x: u64, height: usize, width: usize) -> u64 {
+    let upside_down = Lean::<W>(x).flipped(height, width, Symmetry { reverses_rows: true, ..Symmetry::IDENTITY }).0;
+    x.min(half_turn::<W>(x, height, width)).min(upside_down).min(half_turn::<W>(upside_down, height, width))
 }
 
 /// The half turn of a set at the origin of `height`×`width`: reversing the word sends bit `p` to
