@@ -33,6 +33,8 @@ check "cram best move (README)" '"DOMINO_ORIENTATION_VERTICAL"' grpcurl -plainte
     -d '{"position": {"cram": {"rows": ["0000", "0000", "0000"]}}}' "$address" nimber.v1.Solver/BestMove
 check "cram full boards" '"operations/' grpcurl -plaintext \
     -d '{"fullBoards": {"maxRows": 4, "maxColumns": 4, "game": "BOARD_GAME_CRAM"}}' "$address" nimber.v1.Solver/Explore
+check "node kayles board 3x12 (README)" '"nodeKaylesBoard"' grpcurl -plaintext \
+    -d '{"position": {"nodeKaylesBoard": {"rows": ["000000000000", "000000000000", "000000000000"]}}}' "$address" nimber.v1.Solver/BestMove
 check_fails "cram ragged board" 'cram.rows\[1\] has 2 columns' grpcurl -plaintext \
     -d '{"position": {"cram": {"rows": ["000", "00"]}}}' "$address" nimber.v1.Solver/Solve
 check "health" '"SERVING"' grpcurl -plaintext "$address" grpc.health.v1.Health/Check

@@ -100,6 +100,17 @@ pub fn rows_of(height: usize, width: usize, free: u64) -> Vec<String> {
         .collect()
 }
 
+/// The bitmask of the free cells (`0`) of `rows`, bit `row·width + column`: the inverse of
+/// [`rows_of`]. Panics past 64 cells.
+pub fn free_of(rows: &[String]) -> u64 {
+    let width = rows.first().map_or(0, String::len);
+    rows.iter()
+        .enumerate()
+        .flat_map(|(r, row)| row.bytes().enumerate().map(move |(c, cell)| (r * width + c, cell)))
+        .filter(|&(_, cell)| cell == b'0')
+        .fold(0, |free, (bit, _)| free | 1 << bit)
+}
+
 /// The board shapes on which the placement games are checked against [`BoardBruteForce`] on every
 /// board: every shape up to 4×4, and long thin ones up to 18 cells, both ways round.
 pub fn small_board_shapes() -> Vec<(usize, usize)> {
@@ -156,15 +167,7 @@ impl BoardBruteForce {
     pub fn for_rows(rows: &[String]) -> (BoardBruteForce, u64) {
         let width = rows.first().map_or(0, String::len);
         assert!(width > 0 && rows.iter().all(|row| row.len() == width), "not a rectangle: {rows:?}");
-        let mut free = 0u64;
-        for (row, cells) in rows.iter().enumerate() {
-            for (column, cell) in cells.bytes().enumerate() {
-                if cell == b'0' {
-                    free |= 1 << (row * width + column);
-                }
-            }
-        }
-        (BoardBruteForce::new(rows.len(), width), free)
+        (BoardBruteForce::new(rows.len(), width), free_of(rows))
     }
 
     /// The pieces a move may place, as bitmasks of their cells, row-major.

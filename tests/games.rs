@@ -425,6 +425,66 @@ async fn node_kayles_answers_like_0_137_and_the_engine_and_best_moves_win() {
     }
 }
 
+fn node_kayles_board(rows: &[String]) -> proto::Position {
+    proto::Position { game: Some(P::NodeKaylesBoard(proto::NodeKaylesBoard { rows: rows.to_vec() })) }
+}
+
+/// Node Kayles on a board through the real server: the published values of 3×n grids (OEIS
+/// A316632), random boards valued like their graphs through the graph form, winning cells lead to
+/// 0, and bad boards named by field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_kayles_boards_have_their_graphs_values_and_winning_cells_lead_to_zero() {
+    let server = TestServer::builder().start();
+    let mut client = server.client().await;
+    for (columns, value) in [(4, 0), (12, 5), (16, 3)] {
+        let answer = client.solve(solve_request(node_kayles_board(&vec!["0".repeat(columns); 3]))).await;
+        assert_eq!(answer.unwrap().into_inner().grundy, Some(value), "3x{columns}");
+    }
+    let mut random = SplitMix::new(11);
+    for _ in 0..30 {
+        let (height, width) = (1 + random.below(5) as usize, 1 + random.below(6) as usize);
+        let rows = nimber::random::random_board(&mut random, height, width, 25);
+        let position = node_kayles_board(&rows);
+        let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
+        // The same board as a graph: free cells row-major are the vertices, sides the edges.
+        let number = |r: usize, c: usize| {
+            let before: usize = rows[..r].iter().map(|row| row.matches('0').count()).sum();
+            (before + rows[r][..c].matches('0').count() + 1) as u32
+        };
+        let free = |r: usize, c: usize| rows.get(r).and_then(|row| row.as_bytes().get(c)) == Some(&b'0');
+        let mut edges = Vec::new();
+        for r in 0..height {
+            for c in (0..width).filter(|&c| free(r, c)) {
+                for (r2, c2) in [(r, c + 1), (r + 1, c)].into_iter().filter(|&(r2, c2)| free(r2, c2)) {
+                    edges.push((number(r, c), number(r2, c2)));
+                }
+            }
+        }
+        let vertices = rows.iter().map(|row| row.matches('0').count() as u32).sum();
+        let graph = client.solve(solve_request(node_kayles(vertices, &edges))).await.unwrap().into_inner();
+        assert_eq!(answer.grundy, graph.grundy, "{rows:?}");
+        let best =
+            client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+        if answer.outcome() == Outcome::NextPlayerWins {
+            let Some(proto::r#move::Game::NodeKaylesBoard(cell)) = best.r#move.and_then(|mv| mv.game) else {
+                panic!("a cell: {position:?}")
+            };
+            let after = client.solve(solve_request(best.after.expect("a winning move"))).await.unwrap().into_inner();
+            assert_eq!(after.grundy, Some(0), "{rows:?} choosing {cell:?}");
+        }
+    }
+    let long = vec!["0".repeat(65)];
+    let cases = [
+        (node_kayles_board(&["000".into(), "00".into()]), "node_kayles_board.rows[1] has 2 columns"),
+        (node_kayles_board(&long), "node_kayles_board.rows[0] has 65 columns; the limit is 64"),
+    ];
+    for (position, says) in cases {
+        let status = client.solve(solve_request(position)).await.expect_err("rejected");
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().contains(says), "{says:?} not in {:?}", status.message());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_node_kayles_graphs_name_the_field() {
     let server = TestServer::builder().start();

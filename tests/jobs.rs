@@ -129,6 +129,38 @@ async fn cram_families_run_as_operations_and_match_the_engine() {
     assert!(status.message().contains("full_boards.game is 7"), "{}", status.message());
 }
 
+/// Node Kayles on boards as families: the full 3×1 to 3×16 grids have their published values
+/// (OEIS A316632), and every sub-board of a 3×4 board matches a solve of its board.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_kayles_families_have_the_published_values_and_match_the_engine() {
+    let server = TestServer::builder().start();
+    let mut solver = server.client().await;
+    let mut client = operations(&server).await;
+    let board = |rows: Vec<String>| proto::Position {
+        game: Some(proto::position::Game::NodeKaylesBoard(proto::NodeKaylesBoard { rows })),
+    };
+    let mut full = full_boards((3, 3), (1, 16));
+    if let Some(Job::FullBoards(family)) = &mut full.job {
+        family.game = proto::BoardGame::NodeKayles as i32;
+    }
+    let name = solver.explore(full).await.unwrap().into_inner().name;
+    let done = client.wait_operation(lro::WaitOperationRequest { name, timeout: None }).await.unwrap().into_inner();
+    let values: Vec<Option<u64>> = result(&done).rows.iter().map(|row| row.grundy).collect();
+    let published = [2, 1, 1, 0, 3, 3, 2, 2, 2, 3, 3, 5, 2, 4, 1, 3].map(Some);
+    assert_eq!(values, published);
+    let mut sub = sub_boards(&["0000"; 3], 3);
+    if let Some(Job::SubBoards(family)) = &mut sub.job {
+        family.game = proto::BoardGame::NodeKayles as i32;
+    }
+    let name = solver.explore(sub).await.unwrap().into_inner().name;
+    let done = client.wait_operation(lro::WaitOperationRequest { name, timeout: None }).await.unwrap().into_inner();
+    let rows = result(&done).rows;
+    assert!(rows.len() > 20, "{rows:?}");
+    for row in &rows {
+        assert_eq!(row.grundy, engine_value(&board(row.board.clone())).nimber(), "{:?}", row.board);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_request_id_returns_the_same_operation() {
     let server = TestServer::builder().start();

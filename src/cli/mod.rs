@@ -102,6 +102,8 @@ pub enum BoardGameArg {
     Tetris,
     /// Cram: dominoes either way round.
     Cram,
+    /// Node Kayles on a board: a chosen cell takes its neighbours.
+    NodeKayles,
 }
 
 impl BoardGameArg {
@@ -110,6 +112,7 @@ impl BoardGameArg {
         match self {
             BoardGameArg::Tetris => proto::BoardGame::Tetris,
             BoardGameArg::Cram => proto::BoardGame::Cram,
+            BoardGameArg::NodeKayles => proto::BoardGame::NodeKayles,
         }
     }
 
@@ -119,6 +122,7 @@ impl BoardGameArg {
         let game = match self {
             BoardGameArg::Tetris => Game::Tetris(proto::Tetris { rows }),
             BoardGameArg::Cram => Game::Cram(proto::Cram { rows }),
+            BoardGameArg::NodeKayles => Game::NodeKaylesBoard(proto::NodeKaylesBoard { rows }),
         };
         proto::Position { game: Some(game) }
     }

@@ -22,6 +22,7 @@ pub(crate) mod memory_memo;
 #[cfg(test)]
 pub(crate) mod move_set_tests;
 pub mod node_kayles;
+pub mod node_kayles_board;
 pub mod placement;
 pub mod reclamation;
 pub mod stone_boxes;

@@ -38,6 +38,7 @@ macro_rules! with_games {
             Heaps($crate::games::heap::Heaps) = 6,
             NodeKayles($crate::games::node_kayles::Graph) = 7,
             Cram($crate::games::cram::Board) = 8,
+            NodeKaylesBoard($crate::games::node_kayles_board::Board) = 9,
         }
     };
 }

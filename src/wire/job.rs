@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::games::family::{Chain, ChainAnswer, ChainProgress, CommonValues, Family, HeapSequence, ItemRow};
 use crate::games::family::{Job, Row, SequenceProgress, SequenceSummary, ValuesRow, MAX_UP_TO};
 use crate::games::placement::{Board, BoardFamily, Piece};
-use crate::games::{cram, heap, tetris, Position, Value};
+use crate::games::{cram, heap, node_kayles_board, tetris, Position, Value};
 use crate::invalid_argument::InvalidArgument;
 use crate::proto::{self, explore_request::Job as ProtoJob, explore_result::Answer};
 
@@ -97,9 +97,12 @@ fn board_family(family: &str, game: i32, boards: &Boards) -> Result<Arc<dyn Fami
     match proto::BoardGame::try_from(game) {
         Ok(proto::BoardGame::Unspecified | proto::BoardGame::Tetris) => Ok(Arc::new(boards.of::<tetris::Square>()?)),
         Ok(proto::BoardGame::Cram) => Ok(Arc::new(boards.of::<cram::Domino>()?)),
+        Ok(proto::BoardGame::NodeKayles) => Ok(Arc::new(boards.of::<node_kayles_board::Vertex>()?)),
         Err(_) => Err(InvalidArgument::field(
             format!("{family}.game"),
-            format!("is {game}; expected BOARD_GAME_TETRIS (1), BOARD_GAME_CRAM (2) or unset (the 2×2 game)"),
+            format!(
+                "is {game}; expected BOARD_GAME_TETRIS (1), BOARD_GAME_CRAM (2), BOARD_GAME_NODE_KAYLES (3) or unset (the 2×2 game)"
+            ),
         )),
     }
 }

@@ -16,7 +16,9 @@
 //!   every board a half turn keeps with that property, blocked cells and all.
 //! * Its memo tag is [`GameTag::Cram`].
 
-use super::placement::{self, point_index, Piece, PointSet, Word, DOMINO_SETS};
+use super::placement::{
+    self, line_of, point_index, sides, tufts_and_branches, Line, Piece, PointSet, Word, DOMINO_SETS,
+};
 use super::{GameTag, Learnt, Nimber, Registered};
 use super::{Lookup, ServedGame};
 
@@ -46,13 +48,14 @@ pub struct DominoMove {
     pub orientation: Orientation,
 }
 
-/// The values of Dawson's Kayles (octal 0.07) for lines of 0 to 64 cells: a domino on a line of
+/// The values of Dawson's Kayles (octal 0.07) for lines of 0 to 256 cells (a line winds through a
+/// board of [`MAX_CELLS`] cells): a domino on a line of
 /// `n` cells leaves lines of `a` and `b` cells with `a + b = n − 2`, so
 /// `G(n) = mex { G(a) ⊕ G(b) }`; computed at compile time.
-pub const LINE: [u8; MAX_SIDE + 1] = {
-    let mut values = [0u8; MAX_SIDE + 1];
+pub const LINE: [u8; MAX_CELLS + 1] = {
+    let mut values = [0u8; MAX_CELLS + 1];
     let mut n = 2;
-    while n <= MAX_SIDE {
+    while n <= MAX_CELLS {
         let mut seen = 0u64;
         let mut a = 0;
         while a <= n - 2 {
@@ -219,40 +222,16 @@ impl Domino {
     }
 }
 
-/// The cells of a set that have a neighbour to their right, left, below and above.
-fn sides<S: PointSet>(set: S) -> [S::Word; 4] {
-    let x = set.word();
-    let right = x & x >> 1 & !S::LAST_COLUMN;
-    let left = x & x << 1 & !S::FIRST_COLUMN;
-    [right, left, x & x >> S::STRIDE, x & x << S::STRIDE]
-}
-
-/// The cells of a set with exactly one neighbour (its tufts), and those with three or more.
-fn tufts_and_branches<S: PointSet>([right, left, below, above]: [S::Word; 4]) -> (S::Word, S::Word) {
-    let branches = (right & left & (below | above)) | (below & above & (right | left));
-    let odd = xor(xor(right, left), xor(below, above));
-    (odd & !branches, branches)
-}
-
-/// The XOR of two words.
-fn xor<W: Word>(a: W, b: W) -> W {
-    (a & !b) | (b & !a)
-}
-
 /// The value of a connected set of `size` cells none of which has three neighbours or more: a
 /// path (it has an end, a cell with one neighbour), Dawson's Kayles on `size` cells; or a cycle,
 /// whose every move leaves a path of `size − 2` cells, so its value is 1 exactly when that
 /// path's is 0.
 fn path_or_cycle_value<S: PointSet>(set: S, size: u32) -> Option<u8> {
-    let (tufts, branches) = tufts_and_branches::<S>(sides(set));
-    if !branches.is_zero() {
-        return None;
-    }
+    let line = line_of(set, size)?;
     let size = size as usize;
-    if !tufts.is_zero() || size <= 2 {
-        Some(LINE[size])
-    } else {
-        Some(u8::from(LINE[size - 2] == 0))
+    match line {
+        Line::Path => Some(LINE[size]),
+        Line::Cycle => Some(u8::from(LINE[size - 2] == 0)),
     }
 }
 

@@ -4,7 +4,7 @@
 use super::*;
 use crate::games::{Game, SearchContext};
 use crate::random::SplitMix;
-use crate::testing::{random_board, rows_of, small_board_shapes, BoardBruteForce as BruteForce};
+use crate::testing::{free_of, random_board, rows_of, small_board_shapes, BoardBruteForce as BruteForce};
 
 fn value(board: &Board) -> u64 {
     board.value(&mut SearchContext::in_memory()).expect("no deadline")
@@ -12,16 +12,6 @@ fn value(board: &Board) -> u64 {
 
 fn full(height: usize, width: usize) -> Board {
     Board::full(height, width).expect("test boards are valid")
-}
-
-/// The bitmask of the free cells of `rows`.
-fn free_of(rows: &[String]) -> u64 {
-    let width = rows[0].len();
-    rows.iter()
-        .enumerate()
-        .flat_map(|(r, row)| row.bytes().enumerate().map(move |(c, cell)| (r * width + c, cell)))
-        .filter(|&(_, cell)| cell == b'0')
-        .fold(0, |free, (bit, _)| free | 1 << bit)
 }
 
 #[test]
@@ -136,8 +126,8 @@ fn lines_are_dawsons_kayles() {
     assert_eq!(LINE[2..26], published);
     // Dawson's Kayles on n cells is Dawson's chess (0.137, Node Kayles on a path) on n − 1: the
     // independent table of Node Kayles' paths checks the rest.
-    assert!((1..=MAX_SIDE).all(|n| LINE[n] == crate::games::node_kayles::PATH[n - 1]));
-    for (n, &line) in LINE.iter().enumerate().skip(1) {
+    assert!((1..=MAX_CELLS).all(|n| LINE[n] == crate::games::node_kayles::PATH[n - 1]));
+    for (n, &line) in LINE.iter().enumerate().take(MAX_SIDE + 1).skip(1) {
         assert_eq!(value(&full(1, n)), u64::from(line), "1x{n}");
         assert_eq!(value(&full(n, 1)), u64::from(line), "{n}x1");
     }

@@ -25,6 +25,7 @@ pub mod canonical;
 mod engine;
 
 use self::engine::Engine;
+use super::placement::MAX_CELLS;
 use super::{display_setup_error, FieldPath, Game, GameTag, Interrupted, MoveSet, Nimber, SearchContext, SetupError};
 use super::{Lookup, ServedGame};
 
@@ -147,14 +148,14 @@ fn first_vertices(n: usize) -> u128 {
     }
 }
 
-/// The values of paths P_0 to P_128 by the rules of Node Kayles: choosing the vertex at 0-based
-/// position `i` of P_k leaves P_{i−1} and P_{k−i−2} (fewer at the ends). These are the values of
+/// The values of paths P_0 to P_256 (the longest a board of [`MAX_CELLS`] cells holds) by the
+/// rules of Node Kayles: choosing the vertex at 0-based position `i` of P_k leaves P_{i−1} and P_{k−i−2} (fewer at the ends). These are the values of
 /// the octal game 0.137, Dawson's Chess (Winning Ways, ch. 4; period 34 from heap 52), tested
 /// against the heap engine; the 2×2 game's straight lines of placements are such paths too.
-pub const PATH: [u8; 129] = path_values();
+pub const PATH: [u8; MAX_CELLS + 1] = path_values();
 
-const fn path_values() -> [u8; 129] {
-    let mut values = [0u8; 129];
+const fn path_values() -> [u8; MAX_CELLS + 1] {
+    let mut values = [0u8; MAX_CELLS + 1];
     let mut k = 1;
     while k < values.len() {
         // The values stay below 64 (at most 9 on these paths), so one word holds the options'.

@@ -216,6 +216,7 @@ mod tests {
     use super::*;
     use crate::games::cram::Domino;
     use crate::games::kernel::{Kernel, Table};
+    use crate::games::node_kayles_board::Vertex;
     use crate::games::Budget;
     use std::collections::HashMap;
 
@@ -306,5 +307,15 @@ mod tests {
         kernel_agrees::<Domino, 6>(4, 5);
         kernel_agrees::<Domino, 7>(4, 6);
         kernel_agrees::<Domino, 8>(3, 7);
+    }
+
+    /// Node Kayles on a board, likewise.
+    #[test]
+    fn node_kayles_on_the_kernel_agrees_with_the_rules() {
+        kernel_agrees::<Vertex, 2>(12, 8);
+        kernel_agrees::<Vertex, 3>(8, 9);
+        kernel_agrees::<Vertex, 4>(6, 10);
+        kernel_agrees::<Vertex, 5>(5, 11);
+        kernel_agrees::<Vertex, 8>(3, 12);
     }
 }

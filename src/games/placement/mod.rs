@@ -33,6 +33,7 @@ mod bits;
 mod engine;
 mod family;
 mod lean;
+mod lines;
 mod small;
 mod strategy;
 mod table;
@@ -48,6 +49,7 @@ pub use self::bits::{BoardPoints, PointSet, Symmetry, Wide, Word};
 pub use self::engine::{searched_components, value_without_search, Learnt};
 use self::engine::{Engine, Memoize};
 pub use self::family::{BoardFamily, FamilyBoard, MAX_SUB_BOARDS};
+pub use self::lines::{line_of, sides, tufts_and_branches, Line};
 pub use self::small::{load_small_sets, SmallSets, DOMINO_SETS, SQUARE_SETS};
 pub use self::window::{transpose, Window};
 use super::Lookup;
@@ -135,8 +137,13 @@ pub trait Piece: Clone + Copy + Debug + PartialEq + Eq + Hash + Send + Sync + 's
 
     /// Every move inside a `height`×`width` rectangle of cells, row-major.
     fn moves_within(height: usize, width: usize) -> impl Iterator<Item = Self::Move>;
-    /// The 1-based cells a move covers.
+    /// The 1-based cells a move covers: each must be free.
     fn cells(mv: &Self::Move) -> impl Iterator<Item = (usize, usize)>;
+    /// The 1-based cells a move blocks, those off the board or blocked already ignored: the
+    /// cells it covers, by default.
+    fn taken(mv: &Self::Move) -> impl Iterator<Item = (usize, usize)> {
+        Self::cells(mv)
+    }
     /// The code of a legal move among the points of a board, [`turned`](Board::points) or not.
     fn code(mv: &Self::Move, turned: bool) -> u32;
 }
@@ -408,11 +415,11 @@ impl<P: Piece> Game for Board<P> {
         P::cells(mv).all(|(r, c)| self.is_free(r, c))
     }
 
-    /// The board with the piece's cells blocked.
+    /// The board with the cells the move takes blocked.
     fn play_unchecked(&self, mv: &P::Move) -> Self {
         debug_assert!(self.is_legal(mv), "{mv:?} is not legal in {self:?}");
         let mut next = self.clone();
-        for (r, c) in P::cells(mv) {
+        for (r, c) in P::taken(mv) {
             if self.is_free(r, c) {
                 next.free[r - 1] &= !(1 << (c - 1));
             }
