@@ -111,6 +111,18 @@ pub fn free_of(rows: &[String]) -> u64 {
         .fold(0, |free, (bit, _)| free | 1 << bit)
 }
 
+/// A 16×16 board whose free cells are one path of 136 cells, winding: the even rows free, each
+/// odd row free in one end cell, alternately the last and the first.
+pub fn winding_path() -> Vec<String> {
+    (0..16)
+        .map(|r| match r % 4 {
+            0 | 2 => "0".repeat(16),
+            1 => "1".repeat(15) + "0",
+            _ => "0".to_string() + &"1".repeat(15),
+        })
+        .collect()
+}
+
 /// The board shapes on which the placement games are checked against [`BoardBruteForce`] on every
 /// board: every shape up to 4×4, and long thin ones up to 18 cells, both ways round.
 pub fn small_board_shapes() -> Vec<(usize, usize)> {

@@ -4,7 +4,7 @@
 use super::*;
 use crate::games::{Game, SearchContext};
 use crate::random::SplitMix;
-use crate::testing::{free_of, random_board, rows_of, small_board_shapes, BoardBruteForce as BruteForce};
+use crate::testing::{free_of, random_board, rows_of, small_board_shapes, winding_path, BoardBruteForce as BruteForce};
 
 fn value(board: &Board) -> u64 {
     board.value(&mut SearchContext::in_memory()).expect("no deadline")
@@ -127,6 +127,8 @@ fn lines_are_dawsons_kayles() {
     // Dawson's Kayles on n cells is Dawson's chess (0.137, Node Kayles on a path) on n − 1: the
     // independent table of Node Kayles' paths checks the rest.
     assert!((1..=MAX_CELLS).all(|n| LINE[n] == crate::games::node_kayles::PATH[n - 1]));
+    let winding = Board::new(&winding_path()).expect("valid");
+    assert_eq!(value(&winding), u64::from(LINE[136]), "a line of 136 cells");
     for (n, &line) in LINE.iter().enumerate().take(MAX_SIDE + 1).skip(1) {
         assert_eq!(value(&full(1, n)), u64::from(line), "1x{n}");
         assert_eq!(value(&full(n, 1)), u64::from(line), "{n}x1");

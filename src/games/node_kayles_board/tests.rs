@@ -5,7 +5,7 @@ use super::*;
 use crate::games::node_kayles::Graph;
 use crate::games::{Game, SearchContext};
 use crate::random::SplitMix;
-use crate::testing::{free_of, random_board, rows_of, small_board_shapes};
+use crate::testing::{free_of, random_board, rows_of, small_board_shapes, winding_path};
 use std::collections::HashMap;
 
 fn value(board: &Board) -> u64 {
@@ -133,6 +133,8 @@ fn grids_have_their_published_values() {
     for (n, &path) in PATH.iter().enumerate().take(MAX_SIDE + 1).skip(1) {
         assert_eq!(value(&full(1, n)), u64::from(path), "1x{n}");
     }
+    let winding = Board::new(&winding_path()).expect("valid");
+    assert_eq!(value(&winding), u64::from(PATH[136]), "a path of 136 cells");
     for n in 1..=24 {
         assert_eq!(value(&full(2, n)), n as u64 % 2, "2x{n}");
     }
