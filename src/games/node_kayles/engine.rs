@@ -4,7 +4,10 @@
 use std::collections::HashMap;
 
 use super::canonical::{key, labelling_within, Labelling, MOST_TREE_NODES};
-use super::{first_vertices, Graph, PATH};
+use super::parts::{components, value_by_rule};
+use super::subsets::{SubsetRules, MOST_VERTICES};
+use super::{first_vertices, Graph};
+use crate::games::kernel::{self, Kernel};
 use crate::games::{GameTag, Interrupted, Nimber, Registered, SearchContext};
 use crate::limits::TABLE_ENTRY_BYTES;
 
@@ -24,6 +27,9 @@ const CHECK_INTERVAL: u64 = 4096;
 /// on the async runtime, so a component whose labelling needs more is left to a search.
 const LOOKUP_TREE_NODES: u32 = 64;
 
+/// The bytes the kernel's table starts with for a component (it grows as it fills).
+const KERNEL_TABLE_START_BYTES: usize = 64 << 10;
+
 /// The bytes a table entry costs besides its key.
 const ENTRY_OVERHEAD: usize = 48;
 
@@ -38,6 +44,9 @@ pub struct Learnt {
     values: HashMap<Vec<u8>, u8>,
     /// Bytes the table may still take.
     room: usize,
+    /// The kernel's table of the last component searched on it, with that component's key: a
+    /// search of the same component (a retry after a deadline) goes on from what it knew.
+    kernel: Option<(Vec<u8>, kernel::Table)>,
 }
 
 /// How a connected, non-empty set of vertices is valued.
@@ -60,28 +69,6 @@ enum Memoize {
     Always,
     /// When it is large and its search was costly (see [`MEMO_MIN_VERTICES`], [`MEMO_MIN_WORK`]).
     WhenCostly,
-}
-
-/// The connected components of `set` in the graph of `rows`, as bits, lowest vertex first.
-fn components(rows: &[u128], mut set: u128) -> impl Iterator<Item = u128> + '_ {
-    std::iter::from_fn(move || {
-        if set == 0 {
-            return None;
-        }
-        let mut part = set & set.wrapping_neg();
-        let mut frontier = part;
-        while frontier != 0 {
-            let mut reached = 0;
-            while frontier != 0 {
-                reached |= rows[frontier.trailing_zeros() as usize];
-                frontier &= frontier - 1;
-            }
-            frontier = reached & set & !part;
-            part |= frontier;
-        }
-        set &= !part;
-        Some(part)
-    })
 }
 
 /// The subgraph of `rows` induced by `part`, its vertices numbered `0..` in their order.
@@ -108,25 +95,14 @@ fn induced(rows: &[u128], part: u128) -> Vec<u128> {
         .collect()
 }
 
-/// How the connected graph `rows` is valued, labelled within `most_nodes` tree nodes, and the
-/// labelling (none for a rule).
-///
-/// The rules: K_k (every move removes everything) is worth 1; a path P_k (connected, degrees at
-/// most 2, k − 1 edges) is worth [`PATH`]`[k]`; a cycle C_k (connected, degrees 2, k edges, k ≥ 4)
-/// is worth 1 exactly when `PATH[k − 3]` is 0, since every move leaves P_{k−3}.
+/// How the connected graph `rows` is valued (by [`value_by_rule`], else by search), labelled
+/// within `most_nodes` tree nodes, and the labelling (none for a rule).
 fn kind_of(rows: Vec<u128>, most_nodes: u32) -> (Kind, Option<Labelling>) {
     let k = rows.len();
     let degrees = rows.iter().map(|row| row.count_ones() as usize);
     let (edges, largest) = degrees.fold((0, 0), |(sum, most), degree| (sum + degree, most.max(degree)));
-    let edges = edges / 2;
-    if edges == k * (k - 1) / 2 {
-        return (Kind::Direct(1), None);
-    }
-    if largest <= 2 && edges + 1 == k {
-        return (Kind::Direct(PATH[k]), None);
-    }
-    if largest <= 2 && edges == k {
-        return (Kind::Direct(u8::from(PATH[k - 3] == 0)), None);
+    if let Some(value) = value_by_rule(k, edges / 2, largest) {
+        return (Kind::Direct(value), None);
     }
     let mut labelling = labelling_within(&rows, most_nodes);
     let rows = std::mem::take(&mut labelling.rows);
@@ -178,6 +154,7 @@ impl<'s, 'a> Engine<'s, 'a> {
         let learnt = Graph::take_learnt(&mut context.learnt).unwrap_or_else(|| Learnt {
             values: HashMap::new(),
             room: context.table_limit.saturating_mul(TABLE_ENTRY_BYTES as usize),
+            kernel: None,
         });
         let memo_remembers = context.memo.remembers();
         Engine { context, learnt, memo_remembers, nodes: 0 }
@@ -279,16 +256,51 @@ impl<'s, 'a> Engine<'s, 'a> {
             return Ok(value);
         }
         let before = self.nodes;
-        let all = first_vertices(rows.len());
-        let mut seen = [false; 130];
-        for (v, &row) in rows.iter().enumerate() {
-            self.count(1)?;
-            let option = self.value_of_set(rows, all & !(row | 1 << v))?;
-            seen[option as usize] = true;
-        }
-        let value = seen.iter().position(|&s| !s).expect("at most k option values") as u8;
+        let value = if rows.len() <= MOST_VERTICES {
+            self.on_kernel(key, rows)?
+        } else {
+            let all = first_vertices(rows.len());
+            let mut seen = [false; 130];
+            for (v, &row) in rows.iter().enumerate() {
+                self.count(1)?;
+                let option = self.value_of_set(rows, all & !(row | 1 << v))?;
+                seen[option as usize] = true;
+            }
+            seen.iter().position(|&s| !s).expect("at most k option values") as u8
+        };
         self.settled(key, rows.len(), value, self.nodes - before, memoize);
         Ok(value)
+    }
+
+    /// The value of a component of at most [`MOST_VERTICES`] vertices (`rows`, labelled
+    /// canonically, under `key`), searched on the kernel with a table of its own (kept for a
+    /// search of the same component, and of at most half this solve's table room). The costly
+    /// components it settles on the way go to the persistent memo under their canonical keys; it
+    /// reads none.
+    fn on_kernel(&mut self, key: &[u8], rows: &[u128]) -> Result<u8, Interrupted> {
+        let (memo, remembers, all) = (self.context.memo, self.memo_remembers, first_vertices(rows.len()) as u64);
+        let mut write_costly = |set: u64, value: u8, work: u64| {
+            let costly = set.count_ones() as usize >= MEMO_MIN_VERTICES && work >= MEMO_MIN_WORK;
+            if remembers && costly && set != all {
+                if let (Kind::Searched { key, .. }, _) = kind_of(induced(rows, u128::from(set)), MOST_TREE_NODES) {
+                    memo.put(GameTag::NodeKayles, &key, u64::from(value), work);
+                }
+            }
+        };
+        let mut table = match self.learnt.kernel.take() {
+            Some((searched, table)) if searched == key => table,
+            _ => kernel::Table::with_bytes(KERNEL_TABLE_START_BYTES, self.learnt.room / 2),
+        };
+        let mut kernel =
+            Kernel::new(SubsetRules { rows }, &mut table, &self.context.budget).on_settled(&mut write_costly);
+        let value = kernel.value(all);
+        let counts = kernel.counts;
+        self.learnt.kernel = Some((key.to_vec(), table));
+        self.nodes += counts.expansions;
+        // The component itself is counted once it is settled (see [`Engine::settled`]).
+        self.context.stats.positions_computed += counts.settled.saturating_sub(1);
+        self.context.stats.cache_hits += counts.hits;
+        value
     }
 
     /// What this solve, or the persistent memo when `persistent`, knows of the component of `size`

@@ -23,6 +23,8 @@
 
 pub mod canonical;
 mod engine;
+mod parts;
+mod subsets;
 
 use self::engine::Engine;
 use super::placement::MAX_CELLS;

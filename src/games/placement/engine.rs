@@ -39,13 +39,6 @@ const HELPED_MIN_POINTS: u32 = 32;
 /// Search nodes between two budget checks.
 const CHECK_INTERVAL: u64 = 4096;
 
-/// The bytes the kernel's table starts with for a component of `points` (it grows as it fills):
-/// 2^(points/2 + 5), which follows the components a search meets (a search of Cram's 4×11 board
-/// keeps 5.1 million entries), from 8 KiB for 16 points to 128 MiB for 44.
-fn kernel_table_bytes(points: u32) -> usize {
-    1usize << (points / 2 + 5).min(40)
-}
-
 /// What a solve has learnt about one component (by canonical form), in one word: the top byte
 /// is the value plus one (0 while unknown), the next byte how much searching it cost (a
 /// logarithm of the option evaluations, what the table keeps entries by), and bit `j` of the
@@ -624,7 +617,7 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
             slot => {
                 let most = self.learnt.table_room / 2;
                 self.learnt.table_room -= most;
-                slot.insert(kernel::Table::with_bytes(kernel_table_bytes(size), most))
+                slot.insert(kernel::Table::with_bytes(P::kernel_table_bytes(size), most))
             }
         };
         let remembers = self.memo_remembers;

@@ -120,6 +120,13 @@ pub trait Piece: Clone + Copy + Debug + PartialEq + Eq + Hash + Send + Sync + 's
     fn lies_along_rows(_played: u32) -> Option<bool> {
         None
     }
+    /// The bytes the kernel's table starts with for a component of `points` (it grows as it
+    /// fills, and a page of it costs its zeroing once touched): by default 2^(points/2 + 5),
+    /// which follows the components a search of Cram meets (its 4×11 board keeps 5.1 million
+    /// entries), from 8 KiB for 16 points to 128 MiB for 44.
+    fn kernel_table_bytes(points: u32) -> usize {
+        1usize << (points / 2 + 5).min(40)
+    }
     /// The value of a set, connected or not, when a table gives it; the empty set's is 0.
     fn tabled_value<S: PointSet>(set: S) -> Option<u8> {
         set.is_empty().then_some(0)
