@@ -13,23 +13,26 @@
 #     this checkout's nimber-load at 64 calls in flight: Solve of closed forms, of warm boards (the
 #     cache holds them) and of Kayles under its proven period, calls per second; SolveStream of
 #     closed forms and of warm boards, positions per second;
+#   - Node Kayles on the 3×16 grid given as a graph (48 vertices), one Solve on the fresh server
+#     (cold), its time as the server reports it (stats.elapsedMicros);
 #   - with JUDGE=1: `nimber judge tetris` on the full 10×10 board, each build with its default flags
 #     (so the default search threads of each), CPU and peak RSS (about 70 s a run).
 #
 # Usage: scripts/bench-against.sh REV            (ROUNDS=3, DURATION=5s)
 #        JUDGE=1 ROUNDS=2 scripts/bench-against.sh 9373625
-# Knobs: ROUNDS, DURATION (of a load run), CASES ("code:heaps ..."), JUDGE, CPU (the core the heap runs
+# Knobs: ROUNDS, DURATION (of a load run), CASES ("code:heaps ...", empty for none), JUDGE, CPU (the core the heap runs
 # are pinned to, 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:?"usage: scripts/bench-against.sh REV"}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5s}
-CASES=${CASES:-"0.16:1048576 0.106:4194304 0.376:2097152"}
+CASES=${CASES-"0.16:1048576 0.106:4194304 0.376:2097152"}
 JUDGE=${JUDGE:-0}
 CPU=${CPU:-0}
 source scripts/lib.sh
 timed_runs
+use_tools
 
 earlier=.bench/against/$rev
 if [[ ! -x "$earlier/target/release/nimber" ]]; then
@@ -68,6 +71,15 @@ for round in $(seq "$ROUNDS"); do
             figure "heaps $code to $heaps: peak MB" "$build" "$((rss / 1024))"
         done
         serve "$build"
+        grid=$(python3 -c '
+import json
+vertex = lambda r, c: 3 * c + r + 1
+edges = [{"from": vertex(r, c), "to": vertex(r + dr, c + dc)}
+         for c in range(16) for r in range(3) for dr, dc in ((1, 0), (0, 1)) if r + dr < 3 and c + dc < 16]
+print(json.dumps({"position": {"nodeKayles": {"vertices": 48, "edges": edges}}}))')
+        ms=$(grpcurl -plaintext -max-time 600 -d "$grid" "${target#http://}" nimber.v1.Solver/Solve |
+            python3 -c 'import json, sys; print(int(json.load(sys.stdin)["stats"]["elapsedMicros"]) / 1000)')
+        figure "Node Kayles, 3×16 grid as a graph, cold Solve: ms" "$build" "$ms"
         for run in solve:closed-form solve:cached-boards solve:kayles stream:closed-form stream:cached-boards; do
             rpc=${run%%:*} workload=${run##*:}
             rps=$(target/release/nimber-load --target "$target" --warmup 1s --connections 2 --rpc "$rpc" \

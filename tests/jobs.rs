@@ -148,6 +148,9 @@ async fn node_kayles_families_have_the_published_values_and_match_the_engine() {
     let values: Vec<Option<u64>> = result(&done).rows.iter().map(|row| row.grundy).collect();
     let published = [2, 1, 1, 0, 3, 3, 2, 2, 2, 3, 3, 5, 2, 4, 1, 3].map(Some);
     assert_eq!(values, published);
+    // The kernel's counts, in the job's progress.
+    let search = progress(&done).search.expect("the job's search counts");
+    assert!(search.expanded > 0 && search.table_lookups >= search.table_hits && search.settled > 0, "{search:?}");
     let mut sub = sub_boards(&["0000"; 3], 3);
     if let Some(Job::SubBoards(family)) = &mut sub.job {
         family.game = proto::BoardGame::NodeKayles as i32;

@@ -210,6 +210,40 @@ pub struct Stats {
     pub positions_computed: u64,
     /// Values found in a memo (in-memory table or persistent store) instead of computed.
     pub cache_hits: u64,
+    /// What the search kernel did, and the persistent memo's reads by the searches.
+    pub search: SearchCounts,
+}
+
+/// What a search did, to be compared with another solver's counts on the same work: the search
+/// kernel's counts ([`crate::games::kernel`]), and the searches' reads of the persistent memo.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchCounts {
+    /// Components whose options were made (igsolve's "expanded").
+    pub expanded: u64,
+    /// Options searched (split, reduced and asked about) past the cutoff.
+    pub option_evaluations: u64,
+    /// Questions the cutoff settled: an option already known to have the value asked.
+    pub cutoffs: u64,
+    /// Components whose value a search settled.
+    pub settled: u64,
+    /// Lookups in the search's table.
+    pub table_lookups: u64,
+    /// Lookups that found the value.
+    pub table_hits: u64,
+    /// Reads of the persistent memo by the searches.
+    pub store_reads: u64,
+}
+
+impl std::ops::AddAssign for SearchCounts {
+    fn add_assign(&mut self, other: SearchCounts) {
+        self.expanded += other.expanded;
+        self.option_evaluations += other.option_evaluations;
+        self.cutoffs += other.cutoffs;
+        self.settled += other.settled;
+        self.table_lookups += other.table_lookups;
+        self.table_hits += other.table_hits;
+        self.store_reads += other.store_reads;
+    }
 }
 
 /// The longest bytes a memo keeps ([`Memo::put_bytes`]): 16 MiB, a heap game's values up to 2^22

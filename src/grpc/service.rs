@@ -231,7 +231,7 @@ impl SolverService {
                 tokio::task::spawn_blocking(read).await.ok()??
             }
         };
-        let stats = Stats { positions_computed: 0, cache_hits: hits };
+        let stats = Stats { cache_hits: hits, ..Stats::default() };
         self.state.metrics.record_solve(stats);
         Some((value, stats, started.elapsed()))
     }

@@ -11,7 +11,7 @@ use crate::games::analysis::{self, Analysis};
 use crate::games::registry::with_games;
 use crate::games::sum::Sum;
 use crate::games::sum::SumValue;
-use crate::games::{Game, GameTag, Move, Outcome, Position, ServedGame, Sizes, Stats, Value, Wire};
+use crate::games::{Game, GameTag, Move, Outcome, Position, SearchCounts, ServedGame, Sizes, Stats, Value, Wire};
 use crate::invalid_argument::InvalidArgument;
 use crate::proto;
 use crate::random::SplitMix;
@@ -96,8 +96,28 @@ pub fn stats_to_proto(stats: Stats, elapsed: std::time::Duration) -> proto::Stat
         positions_computed: stats.positions_computed,
         cache_hits: stats.cache_hits,
         elapsed_micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+        search: Some(stats.search.into()),
     }
 }
+
+/// The search counts to and from their message, which has the same fields.
+macro_rules! search_counts_both_ways {
+    ($($field:ident),*) => {
+        impl From<SearchCounts> for proto::SearchCounts {
+            fn from(counts: SearchCounts) -> Self {
+                proto::SearchCounts { $($field: counts.$field),* }
+            }
+        }
+
+        impl From<proto::SearchCounts> for SearchCounts {
+            fn from(counts: proto::SearchCounts) -> Self {
+                SearchCounts { $($field: counts.$field),* }
+            }
+        }
+    };
+}
+
+search_counts_both_ways!(expanded, option_evaluations, cutoffs, settled, table_lookups, table_hits, store_reads);
 
 /// How the values `position`'s answer rests on are known ([`Position::evidence`]), as answers give it.
 fn heap_values_to_proto(position: &Position) -> Vec<proto::HeapValues> {

@@ -27,7 +27,7 @@
 mod table;
 
 pub use self::table::Table;
-use crate::games::{Budget, Interrupted};
+use crate::games::{Budget, Interrupted, SearchCounts};
 
 /// What a solve knows of one component, in one word: bit `j` of the low 40
 /// says some option has value `j` (so the value is not `j`); then the cost of what was learnt (the
@@ -111,23 +111,6 @@ pub trait Rules {
     fn parts(&self, option: Self::Option, part: impl FnMut(Part<Self::Set>));
 }
 
-/// What a search did, to be compared with another solver's counts on the same work.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Components whose options were made (igsolve's "expanded").
-    pub expanded: u64,
-    /// Options searched (split, reduced and asked about) past the cutoff.
-    pub expansions: u64,
-    /// Questions the cutoff settled: an option already known to have the value asked.
-    pub cutoffs: u64,
-    /// Components whose value a search settled.
-    pub settled: u64,
-    /// Table lookups, and those that found an exact value.
-    pub lookups: u64,
-    /// Lookups that found the value.
-    pub hits: u64,
-}
-
 /// What asking "has this component the value `t`?" found out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Answer {
@@ -171,7 +154,7 @@ pub struct Kernel<'t, R: Rules> {
     table: &'t mut Table,
     budget: &'t Budget,
     /// What the search did.
-    pub counts: Counts,
+    pub counts: SearchCounts,
     /// Told of each component settled by search with the work it took (option evaluations).
     on_settled: Option<&'t mut dyn FnMut(R::Set, u8, u64)>,
     /// Option lists kept from one node to the next.
@@ -187,7 +170,7 @@ impl<'t, R: Rules> Kernel<'t, R> {
             rules,
             table,
             budget,
-            counts: Counts::default(),
+            counts: SearchCounts::default(),
             on_settled: None,
             spare: Vec::new(),
             ranked: Vec::new(),
@@ -204,11 +187,11 @@ impl<'t, R: Rules> Kernel<'t, R> {
 
     /// What the table knows of a component.
     fn recall(&mut self, set: R::Set) -> Knowledge {
-        self.counts.lookups += 1;
+        self.counts.table_lookups += 1;
         match self.table.get(self.rules.key(set), self.rules.family()) {
             Some(known) => {
                 if known.exact().is_some() {
-                    self.counts.hits += 1;
+                    self.counts.table_hits += 1;
                 }
                 known
             }
@@ -222,7 +205,7 @@ impl<'t, R: Rules> Kernel<'t, R> {
         if let Some(value) = known.exact() {
             return Ok(value);
         }
-        let work_before = self.counts.expansions;
+        let work_before = self.counts.option_evaluations;
         if self.rules.zero_by_symmetry(set) {
             self.settle(set, 0, work_before);
             return Ok(0);
@@ -246,7 +229,7 @@ impl<'t, R: Rules> Kernel<'t, R> {
         if known.has_option_of(target) {
             return Ok(Answer::Not);
         }
-        let work_before = self.counts.expansions;
+        let work_before = self.counts.option_evaluations;
         if self.rules.zero_by_symmetry(set) {
             self.settle(set, 0, work_before);
             return Ok(Answer::Value(0));
@@ -264,7 +247,7 @@ impl<'t, R: Rules> Kernel<'t, R> {
                 Ok(Answer::Value(value))
             }
             None => {
-                let known = known.with_cost(self.counts.expansions - work_before);
+                let known = known.with_cost(self.counts.option_evaluations - work_before);
                 self.table.insert(self.rules.key(set), self.rules.family(), known);
                 Ok(Answer::Not)
             }
@@ -298,7 +281,7 @@ impl<'t, R: Rules> Kernel<'t, R> {
     /// Record a value found by a search that started at `work_before`.
     fn settle(&mut self, set: R::Set, value: u8, work_before: u64) {
         self.counts.settled += 1;
-        let work = self.counts.expansions - work_before;
+        let work = self.counts.option_evaluations - work_before;
         self.table.insert(self.rules.key(set), self.rules.family(), Knowledge::known(value).with_cost(work));
         if let Some(tell) = self.on_settled.as_mut() {
             tell(set, value, work);
@@ -395,8 +378,8 @@ impl<'t, R: Rules> Kernel<'t, R> {
             }
         }
         for child in children.iter_mut() {
-            self.counts.expansions += 1;
-            if self.counts.expansions.is_multiple_of(CHECK_INTERVAL) {
+            self.counts.option_evaluations += 1;
+            if self.counts.option_evaluations.is_multiple_of(CHECK_INTERVAL) {
                 self.budget.check()?;
             }
             if self.has_value(known, child, target)? {

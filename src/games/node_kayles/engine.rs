@@ -179,6 +179,7 @@ impl<'s, 'a> Engine<'s, 'a> {
             let value = match &kind {
                 Kind::Direct(value) => *value,
                 Kind::Searched { key, rows } => {
+                    self.context.stats.search.store_reads += 1;
                     let mut compute = || {
                         let before = self.nodes;
                         self.value(&kind, Memoize::Always).map(|value| (u64::from(value), self.nodes - before))
@@ -296,10 +297,11 @@ impl<'s, 'a> Engine<'s, 'a> {
         let value = kernel.value(all);
         let counts = kernel.counts;
         self.learnt.kernel = Some((key.to_vec(), table));
-        self.nodes += counts.expansions;
+        self.nodes += counts.option_evaluations;
         // The component itself is counted once it is settled (see [`Engine::settled`]).
         self.context.stats.positions_computed += counts.settled.saturating_sub(1);
-        self.context.stats.cache_hits += counts.hits;
+        self.context.stats.cache_hits += counts.table_hits;
+        self.context.stats.search += counts;
         value
     }
 
@@ -312,6 +314,7 @@ impl<'s, 'a> Engine<'s, 'a> {
         if !(persistent && self.memo_remembers) {
             return None;
         }
+        self.context.stats.search.store_reads += 1;
         let value = trusted(self.context.memo.get(GameTag::NodeKayles, key)?, size)?;
         self.remember(key, value);
         Some(value)

@@ -488,6 +488,7 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
                 value ^= u64::from(self.value(&kind, Memoize::Always)?);
                 continue;
             };
+            self.context.stats.search.store_reads += 1;
             let mut compute = || {
                 let work_before = self.nodes;
                 self.value_on_every_thread(&kind, Memoize::Always)
@@ -561,6 +562,7 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
                 let stats = helper.join().unwrap_or_default();
                 self.context.stats.positions_computed += stats.positions_computed;
                 self.context.stats.cache_hits += stats.cache_hits;
+                self.context.stats.search += stats.search;
             }
             value
         })
@@ -606,6 +608,7 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         let memo = self.context.memo;
         let persistent = self.memo_remembers && (memoize == Memoize::Always || size >= P::MEMO_MIN_POINTS);
         let key = if persistent { kind.memo_key() } else { None };
+        self.context.stats.search.store_reads += u64::from(key.is_some());
         if let Some(value) = key.as_ref().and_then(|key| memo.get(P::TAG, key)).and_then(|v| trusted::<P>(v, size)) {
             self.context.stats.cache_hits += 1;
             return Ok(value);
@@ -637,20 +640,21 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
             target: "nimber::kernel",
             points = size,
             expanded = counts.expanded,
-            expansions = counts.expansions,
+            option_evaluations = counts.option_evaluations,
             cutoffs = counts.cutoffs,
             settled = counts.settled,
-            lookups = counts.lookups,
-            hits = counts.hits,
+            table_lookups = counts.table_lookups,
+            table_hits = counts.table_hits,
             table,
             "a component searched on the kernel"
         );
-        self.nodes += counts.expansions;
+        self.nodes += counts.option_evaluations;
         self.context.stats.positions_computed += counts.settled;
-        self.context.stats.cache_hits += counts.hits;
+        self.context.stats.cache_hits += counts.table_hits;
+        self.context.stats.search += counts;
         let value = value?;
         if let (Memoize::Always, Some(key)) = (memoize, key) {
-            memo.put(P::TAG, &key, u64::from(value), counts.expansions);
+            memo.put(P::TAG, &key, u64::from(value), counts.option_evaluations);
         }
         Ok(value)
     }
@@ -703,8 +707,12 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         if let Some(known) = known {
             return known;
         }
-        let stored =
-            if persistent && self.memo_remembers { self.context.memo.get(P::TAG, &key.memo_key()) } else { None };
+        let stored = if persistent && self.memo_remembers {
+            self.context.stats.search.store_reads += 1;
+            self.context.memo.get(P::TAG, &key.memo_key())
+        } else {
+            None
+        };
         match stored.and_then(|value| trusted::<P>(value, key.len())) {
             Some(value) => {
                 let known = Knowledge::known(value);

@@ -13,6 +13,8 @@ pub(super) struct Live {
     pub(super) components_searched: AtomicU64,
     pub(super) cache_hits: AtomicU64,
     pub(super) positions_computed: AtomicU64,
+    /// What the job's searches did, over all its runs.
+    pub(super) search: Mutex<SearchCounts>,
     pub(super) items_done: AtomicU64,
     pub(super) items_total: AtomicU64,
     pub(super) items_done_before_run: AtomicU64,
@@ -42,6 +44,7 @@ impl Live {
             components_searched: AtomicU64::new(progress.components_searched),
             cache_hits: AtomicU64::new(progress.cache_hits),
             positions_computed: AtomicU64::new(progress.positions_computed),
+            search: Mutex::new(progress.search.map(SearchCounts::from).unwrap_or_default()),
             items_done: AtomicU64::new(progress.items_done),
             items_total: AtomicU64::new(progress.items_total),
             items_done_before_run: AtomicU64::new(progress.items_done),
@@ -60,6 +63,7 @@ impl Live {
         progress.components_searched = self.components_searched.load(Ordering::Relaxed);
         progress.cache_hits = self.cache_hits.load(Ordering::Relaxed);
         progress.positions_computed = self.positions_computed.load(Ordering::Relaxed);
+        progress.search = Some((*lock(&self.search)).into());
         let (done, total) = (self.items_done.load(Ordering::Relaxed), self.items_total.load(Ordering::Relaxed));
         progress.items_done = done;
         progress.items_total = total;

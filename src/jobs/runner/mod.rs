@@ -19,7 +19,7 @@ use super::shared::RedisJobs;
 use super::{status, JobRecord, JobRecords, Put, StoreCondition, StoreError, StoreResult};
 use crate::cache::SharedCacheConfig;
 use crate::games::family::{Chain, ChainState, Family, Job, Row};
-use crate::games::{Budget, Game, GameTag, Interrupted, Memo, SearchContext, Stats};
+use crate::games::{Budget, Game, GameTag, Interrupted, Memo, SearchContext, SearchCounts, Stats};
 use crate::google::longrunning::Operation;
 use crate::invalid_argument::InvalidArgument;
 use crate::proto::{self, explore_result::Answer, ExploreState};

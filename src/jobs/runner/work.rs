@@ -271,9 +271,13 @@ impl RunnerState {
             .and_then(|limit| Instant::now().checked_add(limit.saturating_sub(elapsed_before)));
         let memo = CountingMemo { inner: &*self.memo, live };
         let mut context = self.search_context(Budget::new(deadline, live.cancel.clone()), &memo);
-        let base_positions = live.positions_computed.load(Ordering::Relaxed);
-        let add_stats =
-            |stats: Stats| live.positions_computed.store(base_positions + stats.positions_computed, Ordering::Relaxed);
+        let (base_positions, base_search) = (live.positions_computed.load(Ordering::Relaxed), *lock(&live.search));
+        let add_stats = |stats: Stats| {
+            live.positions_computed.store(base_positions + stats.positions_computed, Ordering::Relaxed);
+            let mut search = base_search;
+            search += stats.search;
+            *lock(&live.search) = search;
+        };
         let started = Instant::now();
         let answer = match job {
             Job::Solve(position) => {
