@@ -144,6 +144,24 @@ fn grids_have_their_published_values() {
 }
 
 #[test]
+fn the_shipped_terms_of_a316632_are_the_engines() {
+    // docs/results/b316632.txt, a b-file of the 3×n grids' values (n = 17 on computed here): the
+    // board form again, up to 3×20.
+    let terms = include_str!("../../../docs/results/b316632.txt");
+    let mut checked = 0;
+    for line in terms.lines().filter(|line| !line.starts_with('#')) {
+        let (n, term) = line.split_once(' ').expect("a b-file line: n a(n)");
+        let (n, term): (usize, u64) = (n.parse().expect("n"), term.parse().expect("a(n)"));
+        assert_eq!(n, checked + 1, "a b-file's terms follow each other");
+        if n <= 20 {
+            assert_eq!(value(&full(3, n)), term, "3x{n}");
+        }
+        checked = n;
+    }
+    assert!(checked >= 27, "{checked}");
+}
+
+#[test]
 fn the_graph_form_gives_the_same_values() {
     // Random boards of up to 40 cells, their graphs solved by Node Kayles' own engine.
     let mut rng = SplitMix::new(97);
