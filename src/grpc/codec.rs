@@ -652,7 +652,8 @@ mod tests {
                 "tetris.rows",
                 "heaps.heaps",
                 "node_kayles.edges",
-                "cram.rows"
+                "cram.rows",
+                "node_kayles_board.rows"
             ]
         );
         let items: Vec<Items> =
@@ -660,7 +661,7 @@ mod tests {
         assert_eq!(items[..4], [Items::Delimited; 4]);
         assert_eq!(items[4], Items::Varints, "heaps are packed varints");
         assert_eq!(items[5], Items::Delimited, "edges are messages");
-        assert_eq!(items[6], Items::Delimited, "rows are strings");
+        assert_eq!(items[6..], [Items::Delimited; 2], "rows are strings");
     }
 
     #[test]

@@ -26,7 +26,7 @@
 
 mod table;
 
-pub use self::table::Table;
+pub use self::table::{Key, Table};
 use crate::games::{Budget, Interrupted, SearchCounts};
 
 /// What a solve knows of one component, in one word: bit `j` of the low 40
@@ -95,10 +95,13 @@ pub trait Rules {
     /// An option of a component, before it is split into parts.
     type Option: Copy;
 
+    /// A component's key in the table: one word, or two for wider components.
+    type Key: Key;
+
     /// The family of this game's keys in a shared table (not 0).
     fn family(&self) -> u8;
     /// A component's key: different components of one family have different keys.
-    fn key(&self, set: Self::Set) -> u64;
+    fn key(&self, set: Self::Set) -> Self::Key;
     /// How many points a component has (the larger part of an option is the one asked).
     fn points(&self, set: Self::Set) -> u32;
     /// A bound on the values of a component (below 255).
@@ -151,7 +154,7 @@ const CHECK_INTERVAL: u64 = 4096;
 /// One solve's search over a game's rules, its table and its budget.
 pub struct Kernel<'t, R: Rules> {
     rules: R,
-    table: &'t mut Table,
+    table: &'t mut Table<R::Key>,
     budget: &'t Budget,
     /// What the search did.
     pub counts: SearchCounts,
@@ -165,7 +168,7 @@ pub struct Kernel<'t, R: Rules> {
 
 impl<'t, R: Rules> Kernel<'t, R> {
     /// A search of `rules` with what `table` knows, stopped when `budget` says.
-    pub fn new(rules: R, table: &'t mut Table, budget: &'t Budget) -> Self {
+    pub fn new(rules: R, table: &'t mut Table<R::Key>, budget: &'t Budget) -> Self {
         Kernel {
             rules,
             table,

@@ -1,14 +1,14 @@
-//! The kernel's table: what one solve knows of its components, in slots of two words (the key
-//! and what is known), lossless: a slot holds its whole key, so a lookup never answers for another
+//! The kernel's table: what one solve knows of its components, in slots of a key and a word of
+//! what is known, lossless: a slot holds its whole key, so a lookup never answers for another
 //! component. It starts at the size its caller expects to need and doubles when a bucket
 //! overflows in a table at least half full, while its bound allows (a search that outgrows its
 //! table would search again what it replaced). Its memory is on huge pages where the system gives
 //! them.
 //!
-//! Slots come in buckets of four (one 64-byte cache line): a key lives in the bucket its hash
-//! names, so a lookup reads one line. An insert that finds neither its key nor a free slot there
-//! replaces the entry whose search cost least (depth-preferred replacement, as in chess
-//! transposition tables), so what was expensive to learn stays and a full table has no cliff.
+//! Slots come in buckets of four (one 64-byte cache line for one-word keys): a key lives in the
+//! bucket its hash names, so a lookup reads one line. An insert that finds neither its key nor a
+//! free slot there replaces the entry whose search cost least (depth-preferred replacement, as in
+//! chess transposition tables), so what was expensive to learn stays and a full table has no cliff.
 
 use super::Knowledge;
 use crate::limits::advise_huge_pages;
@@ -19,14 +19,55 @@ const BUCKET: usize = 4;
 /// Fewest buckets a table has.
 const MIN_BUCKETS: usize = 1 << 8;
 
-/// One bucket: the keys, then what is known of each (0: a free slot). Plain words, so that a
-/// table is allocated zeroed by the system and its pages are touched only when written.
-type Bucket = [u64; 2 * BUCKET];
+/// A component's key: one word (`u64`) or two (`u128`, for the wider components). A bucket is
+/// plain words, the keys' then what is known of each (0: a free slot), so that a table is
+/// allocated zeroed by the system and its pages are touched only when written.
+pub trait Key: Copy + Eq + std::fmt::Debug {
+    /// A bucket of four keys and their knowledge.
+    type Bucket: Copy + Default + AsRef<[u64]> + AsMut<[u64]>;
+    /// Words a key takes.
+    const WORDS: usize;
+    /// The key from its words.
+    fn from_words(words: &[u64]) -> Self;
+    /// The key's words, into `words`.
+    fn to_words(self, words: &mut [u64]);
+    /// One word that mixes every bit of the key, for its bucket.
+    fn folded(self) -> u64;
+}
 
-/// A map from a component's key (a `u64`, with the `u8` family of keys it belongs to, so that
-/// families share one table) to what a solve knows of it.
-pub struct Table {
-    buckets: Vec<Bucket>,
+impl Key for u64 {
+    type Bucket = [u64; 2 * BUCKET];
+    const WORDS: usize = 1;
+    fn from_words(words: &[u64]) -> Self {
+        words[0]
+    }
+    fn to_words(self, words: &mut [u64]) {
+        words[0] = self;
+    }
+    fn folded(self) -> u64 {
+        self
+    }
+}
+
+impl Key for u128 {
+    type Bucket = [u64; 3 * BUCKET];
+    const WORDS: usize = 2;
+    fn from_words(words: &[u64]) -> Self {
+        u128::from(words[0]) | u128::from(words[1]) << 64
+    }
+    fn to_words(self, words: &mut [u64]) {
+        words[0] = self as u64;
+        words[1] = (self >> 64) as u64;
+    }
+    fn folded(self) -> u64 {
+        (self as u64) ^ (self >> 64) as u64
+    }
+}
+
+/// A map from a component's key (with the `u8` family of keys it belongs to, so that families
+/// share one table) to what a solve knows of it.
+pub struct Table<K: Key = u64> {
+    buckets: Vec<K::Bucket>,
     len: usize,
     /// The most buckets it may grow to.
     most_buckets: usize,
@@ -35,13 +76,30 @@ pub struct Table {
 /// The top byte of a stored word: the family of its key (so a stored word is never 0).
 const FAMILY_SHIFT: u32 = 56;
 
-impl Table {
+/// The key in slot `i` of a bucket.
+fn key_at<K: Key>(bucket: &K::Bucket, i: usize) -> K {
+    K::from_words(&bucket.as_ref()[K::WORDS * i..K::WORDS * (i + 1)])
+}
+
+/// What is known in slot `i` of a bucket (0: the slot is free).
+fn known_at<K: Key>(bucket: &K::Bucket, i: usize) -> u64 {
+    bucket.as_ref()[K::WORDS * BUCKET + i]
+}
+
+/// Fill slot `i` of a bucket.
+fn set_slot<K: Key>(bucket: &mut K::Bucket, i: usize, key: K, stored: u64) {
+    let words = bucket.as_mut();
+    key.to_words(&mut words[K::WORDS * i..K::WORDS * (i + 1)]);
+    words[K::WORDS * BUCKET + i] = stored;
+}
+
+impl<K: Key> Table<K> {
     /// A table of about `bytes` that may grow to `most_bytes` (a power of two of buckets each
     /// time, at least 256). Its memory is zero pages until written (the system zeroes the
     /// allocation lazily).
-    pub fn with_bytes(bytes: usize, most_bytes: usize) -> Table {
+    pub fn with_bytes(bytes: usize, most_bytes: usize) -> Self {
         let buckets_in = |bytes: usize| {
-            let wanted = (bytes / std::mem::size_of::<Bucket>()).max(MIN_BUCKETS);
+            let wanted = (bytes / std::mem::size_of::<K::Bucket>()).max(MIN_BUCKETS);
             if wanted.is_power_of_two() {
                 wanted
             } else {
@@ -49,28 +107,28 @@ impl Table {
             }
         };
         let most_buckets = buckets_in(most_bytes);
-        let buckets = vec![[0; 2 * BUCKET]; buckets_in(bytes).min(most_buckets)];
+        let buckets = vec![K::Bucket::default(); buckets_in(bytes).min(most_buckets)];
         advise_huge_pages(&buckets);
         Table { buckets, len: 0, most_buckets }
     }
 
     /// The most bytes it may grow to.
     pub fn most_bytes(&self) -> usize {
-        self.most_buckets * std::mem::size_of::<Bucket>()
+        self.most_buckets * std::mem::size_of::<K::Bucket>()
     }
 
     /// Twice the buckets, every entry moved to its bucket there.
     fn grow(&mut self) {
-        let doubled = vec![[0; 2 * BUCKET]; 2 * self.buckets.len()];
+        let doubled = vec![K::Bucket::default(); 2 * self.buckets.len()];
         advise_huge_pages(&doubled);
         let old = std::mem::replace(&mut self.buckets, doubled);
         self.len = 0;
         for bucket in old {
             for i in 0..BUCKET {
-                let stored = bucket[BUCKET + i];
+                let stored = known_at::<K>(&bucket, i);
                 if stored != 0 {
                     let family = (stored >> FAMILY_SHIFT) as u8;
-                    self.insert(bucket[i], family, Knowledge(stored & !(0xFF << FAMILY_SHIFT)));
+                    self.insert(key_at(&bucket, i), family, Knowledge(stored & !(0xFF << FAMILY_SHIFT)));
                 }
             }
         }
@@ -78,7 +136,7 @@ impl Table {
 
     /// Bytes the table takes.
     pub fn bytes(&self) -> usize {
-        self.buckets.len() * std::mem::size_of::<Bucket>()
+        self.buckets.len() * std::mem::size_of::<K::Bucket>()
     }
 
     /// Entries held.
@@ -92,19 +150,19 @@ impl Table {
     }
 
     /// The bucket of a key.
-    fn bucket(&self, key: u64, family: u8) -> usize {
+    fn bucket(&self, key: K, family: u8) -> usize {
         // A multiplicative hash (Fibonacci hashing): the high bits of the product mix every bit
         // of the key.
-        let mixed = (key ^ u64::from(family) << 58).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mixed = (key.folded() ^ u64::from(family) << 58).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         (mixed >> 32) as usize & (self.buckets.len() - 1)
     }
 
     /// Start loading the bucket of `key` of `family` into the cache, for a [`Table::get`] soon.
     #[inline]
-    pub fn prefetch(&self, key: u64, family: u8) {
+    pub fn prefetch(&self, key: K, family: u8) {
         #[cfg(target_arch = "x86_64")]
         {
-            let bucket: *const Bucket = &self.buckets[self.bucket(key, family)];
+            let bucket: *const K::Bucket = &self.buckets[self.bucket(key, family)];
             // SAFETY: a prefetch only hints the cache; the address is that of a live bucket.
             unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(bucket.cast()) };
         }
@@ -112,36 +170,35 @@ impl Table {
 
     /// What is known of `key` of `family`.
     #[inline]
-    pub fn get(&self, key: u64, family: u8) -> Option<Knowledge> {
+    pub fn get(&self, key: K, family: u8) -> Option<Knowledge> {
         let bucket = &self.buckets[self.bucket(key, family)];
         (0..BUCKET).find_map(|i| {
-            let known = bucket[BUCKET + i];
-            (bucket[i] == key && (known >> FAMILY_SHIFT) as u8 == family)
+            let known = known_at::<K>(bucket, i);
+            (key_at::<K>(bucket, i) == key && (known >> FAMILY_SHIFT) as u8 == family)
                 .then_some(Knowledge(known & !(0xFF << FAMILY_SHIFT)))
         })
     }
 
     /// Record what is known of `key` of `family` (`family` is not 0), in place of what was, else
     /// in a free slot, else in place of the cheapest entry of its bucket if that cost less.
-    pub fn insert(&mut self, key: u64, family: u8, known: Knowledge) {
+    pub fn insert(&mut self, key: K, family: u8, known: Knowledge) {
         debug_assert!(family != 0 && known.0 >> FAMILY_SHIFT == 0);
         let index = self.bucket(key, family);
         let bucket = &mut self.buckets[index];
         let stored = known.0 | u64::from(family) << FAMILY_SHIFT;
         let mut cheapest = 0;
         for i in 0..BUCKET {
-            let old = bucket[BUCKET + i];
+            let old = known_at::<K>(bucket, i);
             if old == 0 {
-                bucket[i] = key;
-                bucket[BUCKET + i] = stored;
+                set_slot(bucket, i, key, stored);
                 self.len += 1;
                 return;
             }
-            if bucket[i] == key && (old >> FAMILY_SHIFT) as u8 == family {
-                bucket[BUCKET + i] = stored;
+            if key_at::<K>(bucket, i) == key && (old >> FAMILY_SHIFT) as u8 == family {
+                set_slot(bucket, i, key, stored);
                 return;
             }
-            if Knowledge(old).cost() < Knowledge(bucket[BUCKET + cheapest]).cost() {
+            if Knowledge(old).cost() < Knowledge(known_at::<K>(bucket, cheapest)).cost() {
                 cheapest = i;
             }
         }
@@ -153,9 +210,8 @@ impl Table {
             return self.insert(key, family, known);
         }
         let bucket = &mut self.buckets[index];
-        if Knowledge(bucket[BUCKET + cheapest]).cost() <= known.cost() {
-            bucket[cheapest] = key;
-            bucket[BUCKET + cheapest] = stored;
+        if Knowledge(known_at::<K>(bucket, cheapest)).cost() <= known.cost() {
+            set_slot(bucket, cheapest, key, stored);
         }
     }
 }

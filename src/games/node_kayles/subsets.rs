@@ -19,6 +19,7 @@ impl Rules for SubsetRules<'_> {
     type Set = u64;
     /// The set after the move.
     type Option = u64;
+    type Key = u64;
 
     fn family(&self) -> u8 {
         1

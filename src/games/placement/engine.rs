@@ -3,7 +3,7 @@
 
 use super::band::Band;
 use super::bits::{BoardPoints, Grid, LongBand, PointSet, Symmetry};
-use super::lean::{Lean, LeanRules};
+use super::lean::{Lean, LeanRules, LeanWord};
 use super::strategy::{rank, zero_by_half_turn};
 use super::table::{SharedTable, Table, Worth};
 use super::window::Window;
@@ -337,13 +337,43 @@ impl SharedTables {
     }
 }
 
+/// The word of a lean set, and which of the engine's kernel tables its sets are kept in.
+trait KernelWord: LeanWord {
+    /// The table of this word's sets: one of the two.
+    fn table<'l>(
+        narrow: &'l mut Option<kernel::Table>,
+        wide: &'l mut Option<kernel::Table<u128>>,
+    ) -> &'l mut Option<kernel::Table<Self>>;
+}
+
+impl KernelWord for u64 {
+    fn table<'l>(
+        narrow: &'l mut Option<kernel::Table>,
+        _: &'l mut Option<kernel::Table<u128>>,
+    ) -> &'l mut Option<kernel::Table> {
+        narrow
+    }
+}
+
+impl KernelWord for u128 {
+    fn table<'l>(
+        _: &'l mut Option<kernel::Table>,
+        wide: &'l mut Option<kernel::Table<u128>>,
+    ) -> &'l mut Option<kernel::Table<u128>> {
+        wide
+    }
+}
+
 /// What an engine learnt, kept in its [`SearchContext`] for the next solve through it (as the
 /// game's variant of [`crate::games::Learnt`]).
 #[derive(Default)]
 pub struct Learnt {
     tables: Tables,
-    /// The kernel's table, for the components searched on it (see [`Engine::on_kernel`]).
+    /// The kernel's table, for the components searched on it as one word (see
+    /// [`Engine::on_kernel`]).
     kernel: Option<kernel::Table>,
+    /// The kernel's table for the components searched on it as two words.
+    wide_kernel: Option<kernel::Table<u128>>,
     /// Bytes the tables may still allocate.
     table_room: usize,
 }
@@ -459,6 +489,7 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         let learnt = P::take_learnt(&mut context.learnt).unwrap_or_else(|| Learnt {
             tables: Tables::default(),
             kernel: None,
+            wide_kernel: None,
             table_room: table_share(context),
         });
         let memo_remembers = context.memo.remembers();
@@ -570,7 +601,8 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
 
     /// The value of a component searched on the kernel ([`crate::games::kernel`]), if its game
     /// is and it fits a [`Lean`] set: its box has at most 64 cells (so its shorter side at most
-    /// 8), turned to have the shorter side across. One thread searches it.
+    /// 8), or at most 128 with its shorter side at most 8 (a `Lean<W, u128>`), turned to have the
+    /// shorter side across. One thread searches it.
     fn on_kernel(&mut self, kind: &Kind, memoize: Memoize) -> Option<Result<u8, Interrupted>> {
         if !P::ON_KERNEL {
             return None;
@@ -579,27 +611,27 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
             let (origin, height, width) = set.at_origin();
             (origin.convert::<BoardPoints>(height, width, Symmetry::IDENTITY), height, width)
         });
-        if height * width > 64 {
-            return None;
-        }
         let (rows, across, turn) =
             if width <= height { (height, width, Symmetry::IDENTITY) } else { (width, height, Symmetry::TRANSPOSE) };
+        if height * width > 128 || across > 8 {
+            return None;
+        }
         macro_rules! lean {
-            ($($w:literal)*) => {
+            ($word:ty: $($w:literal)*) => {
                 match across {
-                    $($w => self.on_lean::<$w>(origin.convert(height, width, turn), rows, kind, memoize),)*
-                    _ => unreachable!("a box of at most 64 cells is at most 8 across"),
+                    $($w => self.on_lean::<$w, $word>(origin.convert(height, width, turn), rows, kind, memoize),)*
+                    _ => unreachable!("at most 8 across"),
                 }
             };
         }
-        Some(lean!(1 2 3 4 5 6 7 8))
+        Some(if height * width <= 64 { lean!(u64: 1 2 3 4 5 6 7 8) } else { lean!(u128: 1 2 3 4 5 6 7 8) })
     }
 
     /// The value of a component at the origin of a `rows`×`W` lean set, searched on the kernel;
     /// `kind` is the same component (its memo key).
-    fn on_lean<const W: u32>(
+    fn on_lean<const W: u32, T: KernelWord>(
         &mut self,
-        set: Lean<W>,
+        set: Lean<W, T>,
         rows: usize,
         kind: &Kind,
         memoize: Memoize,
@@ -615,16 +647,17 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         }
         // The table may grow to half of what the tables of the solve may still take (taken from
         // their room at once); the other half is for the components too large for the kernel.
-        let table = match &mut self.learnt.kernel {
+        let room = &mut self.learnt.table_room;
+        let table = match T::table(&mut self.learnt.kernel, &mut self.learnt.wide_kernel) {
             Some(table) => table,
             slot => {
-                let most = self.learnt.table_room / 2;
-                self.learnt.table_room -= most;
+                let most = *room / 2;
+                *room -= most;
                 slot.insert(kernel::Table::with_bytes(P::kernel_table_bytes(size), most))
             }
         };
         let remembers = self.memo_remembers;
-        let mut write_costly = |set: Lean<W>, value: u8, work: u64| {
+        let mut write_costly = |set: Lean<W, T>, value: u8, work: u64| {
             if remembers && set.len() >= P::MEMO_MIN_POINTS && work >= MEMO_MIN_WORK {
                 if let Some(key) = kind_of::<P, _>(set).memo_key() {
                     memo.put(P::TAG, &key, u64::from(value), work);
@@ -632,10 +665,11 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
             }
         };
         let mut kernel =
-            Kernel::new(LeanRules::<P, W>::default(), table, &self.context.budget).on_settled(&mut write_costly);
+            Kernel::new(LeanRules::<P, W, T>::default(), table, &self.context.budget).on_settled(&mut write_costly);
         let value = kernel.value(set.canonical(rows, W as usize));
         let counts = kernel.counts;
-        let table = self.learnt.kernel.as_ref().map_or(0, kernel::Table::len);
+        let table =
+            T::table(&mut self.learnt.kernel, &mut self.learnt.wide_kernel).as_ref().map_or(0, kernel::Table::len);
         tracing::debug!(
             target: "nimber::kernel",
             points = size,

@@ -1,73 +1,134 @@
-//! The lean core: components of at most 64 points searched on the kernel
-//! ([`crate::games::kernel`]) as one word each, `W` points to a row (the shorter side of the
+//! The lean core: components of at most 64 points (or 128, in two words) searched on the kernel
+//! ([`crate::games::kernel`]) as one integer each, `W` points to a row (the shorter side of the
 //! component the search starts from, at most 8), so that an option is a few word operations and a
 //! canonical form a translation and four flips.
 
-use super::bits::{PointSet, Symmetry};
+use super::bits::{PointSet, Symmetry, Word};
 use super::strategy::{rank, zero_by_half_turn};
 use super::window::transpose;
 use super::Piece;
-use crate::games::kernel::{Part, Rules};
+use crate::games::kernel::{Key, Part, Rules};
 use std::marker::PhantomData;
 
-/// A set of points in one word, `W` to a row (bit `W·r + c` is the point `(r, c)`).
+/// A set of points in one integer `T` (`u64`, or `u128` for the wider components), `W` to a row
+/// (bit `W·r + c` is the point `(r, c)`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Lean<const W: u32>(pub u64);
+pub struct Lean<const W: u32, T = u64>(pub T);
 
-/// Bit 0 of every row of `W` bits in a word.
-const fn first_column(stride: u32) -> u64 {
-    let mut word = 0u64;
+/// An integer a lean set is held in.
+pub trait LeanWord: Word + Key {
+    /// Bit 0 of every row of `W` bits, for `W` from 0 to 8.
+    const FIRST_COLUMNS: [Self; 9];
+    /// Bit `W − 1` of every row of `W` bits, for `W` from 0 to 8.
+    const LAST_COLUMNS: [Self; 9];
+    /// The bits in reverse order.
+    fn reversed(self) -> Self;
+    /// The integer of these 64 low bits.
+    fn from_u64(low: u64) -> Self;
+}
+
+/// Bit 0 of every row of `stride` bits in `bits` bits (a `u128`, cut to fewer bits by the caller).
+const fn first_column(stride: u32, bits: u32) -> u128 {
+    let mut word = 0u128;
     let mut bit = 0;
-    while bit + stride <= 64 {
+    while stride > 0 && bit + stride <= bits {
         word |= 1 << bit;
         bit += stride;
     }
     word
 }
 
-impl<const W: u32> PointSet for Lean<W> {
-    type Word = u64;
-    const STRIDE: u32 = W;
-    const FIRST_COLUMN: u64 = first_column(W);
-    const LAST_COLUMN: u64 = first_column(W) << (W - 1);
+/// The first (or, `last`, the last) columns of every stride up to 8 in `bits` bits.
+const fn columns_of(bits: u32, last: bool) -> [u128; 9] {
+    let mut columns = [0u128; 9];
+    let mut stride = 1;
+    while stride <= 8 {
+        let first = first_column(stride, bits);
+        columns[stride as usize] = if last { first << (stride - 1) } else { first };
+        stride += 1;
+    }
+    columns
+}
 
-    fn from_word(word: u64) -> Self {
+/// The same columns in a `u64`.
+const fn narrowed(wide: [u128; 9]) -> [u64; 9] {
+    let (mut columns, mut i) = ([0u64; 9], 0);
+    while i < 9 {
+        columns[i] = wide[i] as u64;
+        i += 1;
+    }
+    columns
+}
+
+impl LeanWord for u64 {
+    const FIRST_COLUMNS: [u64; 9] = narrowed(columns_of(64, false));
+    const LAST_COLUMNS: [u64; 9] = narrowed(columns_of(64, true));
+    fn reversed(self) -> Self {
+        self.reverse_bits()
+    }
+    fn from_u64(low: u64) -> Self {
+        low
+    }
+}
+
+impl LeanWord for u128 {
+    const FIRST_COLUMNS: [u128; 9] = columns_of(128, false);
+    const LAST_COLUMNS: [u128; 9] = columns_of(128, true);
+    fn reversed(self) -> Self {
+        self.reverse_bits()
+    }
+    fn from_u64(low: u64) -> Self {
+        u128::from(low)
+    }
+}
+
+impl<const W: u32, T: LeanWord> PointSet for Lean<W, T> {
+    type Word = T;
+    const STRIDE: u32 = W;
+    const FIRST_COLUMN: T = T::FIRST_COLUMNS[W as usize];
+    const LAST_COLUMN: T = T::LAST_COLUMNS[W as usize];
+
+    fn from_word(word: T) -> Self {
         Lean(word)
     }
 
-    fn word(self) -> u64 {
+    fn word(self) -> T {
         self.0
     }
 
-    /// By folding the word onto itself a whole number of rows at a time: 32, 16, …, 1 of them,
+    /// By folding the word onto itself a whole number of rows at a time: 64, 32, …, 1 of them,
     /// as many as fit in the word (the default folds it in halves, which needs a stride that
     /// divides them).
     fn columns(self) -> u64 {
         let mut x = self.0;
-        for rows in [32, 16, 8, 4, 2, 1] {
-            if rows * W < 64 {
-                x |= x >> (rows * W);
+        for rows in [64, 32, 16, 8, 4, 2, 1] {
+            if rows * W < T::BITS {
+                x = x | x >> (rows * W);
             }
         }
-        x & Self::row_mask()
+        x.low_u64() & Self::row_mask()
     }
 
     /// The rows reversed in one loop of shifts, the columns by a half turn of that.
     fn flipped(self, height: usize, width: usize, symmetry: Symmetry) -> Self {
-        let (x, row_mask, w) = (self.0, Self::row_mask(), W as usize);
-        let upside_down = || (0..height).fold(0, |word, r| word | (x >> (w * r) & row_mask) << (w * (height - 1 - r)));
+        let (x, row_mask, w) = (self.0, T::from_u64(Self::row_mask()), W);
+        let upside_down = || {
+            (0..height as u32)
+                .fold(T::default(), |word, r| word | (x >> (w * r) & row_mask) << (w * (height as u32 - 1 - r)))
+        };
         Lean(match (symmetry.reverses_rows, symmetry.reverses_columns) {
             (false, false) => x,
             (true, false) => upside_down(),
-            (false, true) => half_turn::<W>(upside_down(), height, width),
-            (true, true) => half_turn::<W>(x, height, width),
+            (false, true) => half_turn::<W, T>(upside_down(), height, width),
+            (true, true) => half_turn::<W, T>(x, height, width),
         })
     }
 
-    /// The half turn by reversing the word, the transpose by an 8×8 bit-matrix transpose.
+    /// The half turn by reversing the word, the transpose by an 8×8 bit-matrix transpose (a set
+    /// that can be transposed has at most `W` rows, so at most 64 points' bits).
     fn image(self, height: usize, width: usize, symmetry: Symmetry) -> Self {
         let (set, height, width) = if symmetry.transposes {
-            (Lean(transposed::<W>(self.0, height, width)), width, height)
+            (Lean(T::from_u64(transposed::<W>(self.0.low_u64(), height, width))), width, height)
         } else {
             (self, height, width)
         };
@@ -77,26 +138,27 @@ impl<const W: u32> PointSet for Lean<W> {
     /// The least of the set, its half turn and its two flips, and of the same four of its
     /// transpose when that fits (the height is at most `W`).
     fn canonical(self, height: usize, width: usize) -> Self {
-        let least = least_flip::<W>(self.0, height, width);
+        let least = least_flip::<W, T>(self.0, height, width);
         if height > W as usize {
             return Lean(least);
         }
-        Lean(least.min(least_flip::<W>(transposed::<W>(self.0, height, width), width, height)))
+        let turned = T::from_u64(transposed::<W>(self.0.low_u64(), height, width));
+        Lean(least.min(least_flip::<W, T>(turned, width, height)))
     }
 }
 
 /// The least of a set at the origin of `height`×`width`, its half turn and its two flips.
-fn least_flip<const W: u32>(x: u64, height: usize, width: usize) -> u64 {
-    let upside_down = Lean::<W>(x).flipped(height, width, Symmetry { reverses_rows: true, ..Symmetry::IDENTITY }).0;
-    x.min(half_turn::<W>(x, height, width)).min(upside_down).min(half_turn::<W>(upside_down, height, width))
+fn least_flip<const W: u32, T: LeanWord>(x: T, height: usize, width: usize) -> T {
+    let upside_down = Lean::<W, T>(x).flipped(height, width, Symmetry { reverses_rows: true, ..Symmetry::IDENTITY }).0;
+    x.min(half_turn::<W, T>(x, height, width)).min(upside_down).min(half_turn::<W, T>(upside_down, height, width))
 }
 
-/// The half turn of a set at the origin of `height`×`width`: reversing the word sends bit `p` to
-/// `63 − p`, and shifting down by `64 − L`, `L = (height − 1)·W + width`, to `L − 1 − p`, which for
-/// `p = W·r + c` is `W·(height − 1 − r) + (width − 1 − c)`.
-fn half_turn<const W: u32>(x: u64, height: usize, width: usize) -> u64 {
+/// The half turn of a set at the origin of `height`×`width`: reversing the word of `B` bits sends
+/// bit `p` to `B − 1 − p`, and shifting down by `B − L`, `L = (height − 1)·W + width`, to
+/// `L − 1 − p`, which for `p = W·r + c` is `W·(height − 1 − r) + (width − 1 − c)`.
+fn half_turn<const W: u32, T: LeanWord>(x: T, height: usize, width: usize) -> T {
     let length = (height as u32 - 1) * W + width as u32;
-    x.reverse_bits() >> (64 - length)
+    x.reversed() >> (T::BITS - length)
 }
 
 /// The transpose of a set at the origin of `height`×`width` (`width` at most `W`, so that it
@@ -112,40 +174,41 @@ fn transposed<const W: u32>(x: u64, height: usize, width: usize) -> u64 {
     (0..width).fold(0, |word, r| word | (turned >> (8 * r) & 0xFF) << (W as usize * r))
 }
 
-/// A piece's rules on lean sets of `W` points to a row, for the kernel.
-pub struct LeanRules<P, const W: u32>(PhantomData<P>);
+/// A piece's rules on lean sets of `W` points to a row in `T`, for the kernel.
+pub struct LeanRules<P, const W: u32, T = u64>(PhantomData<(P, T)>);
 
-impl<P, const W: u32> Default for LeanRules<P, W> {
+impl<P, const W: u32, T> Default for LeanRules<P, W, T> {
     fn default() -> Self {
         LeanRules(PhantomData)
     }
 }
 
-impl<P: Piece, const W: u32> Rules for LeanRules<P, W> {
-    type Set = Lean<W>;
-    type Option = (u32, Lean<W>);
+impl<P: Piece, const W: u32, T: LeanWord> Rules for LeanRules<P, W, T> {
+    type Set = Lean<W, T>;
+    type Option = (u32, Lean<W, T>);
+    type Key = T;
 
     fn family(&self) -> u8 {
         W as u8
     }
 
-    fn key(&self, set: Lean<W>) -> u64 {
+    fn key(&self, set: Lean<W, T>) -> T {
         set.0
     }
 
-    fn points(&self, set: Lean<W>) -> u32 {
+    fn points(&self, set: Lean<W, T>) -> u32 {
         set.len()
     }
 
-    fn most_value(&self, set: Lean<W>) -> u8 {
+    fn most_value(&self, set: Lean<W, T>) -> u8 {
         P::most_value(set.len()) as u8
     }
 
-    fn zero_by_symmetry(&self, set: Lean<W>) -> bool {
-        zero_by_half_turn::<P, Lean<W>>(set)
+    fn zero_by_symmetry(&self, set: Lean<W, T>) -> bool {
+        zero_by_half_turn::<P, Lean<W, T>>(set)
     }
 
-    fn options(&self, set: Lean<W>, out: &mut Vec<(u32, (u32, Lean<W>))>) {
+    fn options(&self, set: Lean<W, T>, out: &mut Vec<(u32, (u32, Lean<W, T>))>) {
         let (_, height, width) = set.at_origin();
         let size = set.len();
         let symmetries = set.symmetries(height, width);
@@ -163,7 +226,7 @@ impl<P: Piece, const W: u32> Rules for LeanRules<P, W> {
     }
 
     /// An option is simplified here rather than when it is made, since most are never split.
-    fn parts(&self, (played, option): (u32, Lean<W>), mut part: impl FnMut(Part<Lean<W>>)) {
+    fn parts(&self, (played, option): (u32, Lean<W, T>), mut part: impl FnMut(Part<Lean<W, T>>)) {
         let rest = P::simplified(option);
         // A table's box holds at most 24 points (4×6).
         if rest.len() <= 24 {
@@ -222,78 +285,116 @@ mod tests {
 
     /// The value of a set straight from the rules: the mex of its options' values, each option
     /// the XOR of nothing but its own options' mex (no splitting, no tables, no rules of thumb).
-    fn by_rules<P: Piece, const W: u32>(set: Lean<W>, seen: &mut HashMap<u64, u8>) -> u8 {
-        if let Some(&value) = seen.get(&set.0) {
+    fn by_rules<P: Piece, const W: u32, T: LeanWord>(set: Lean<W, T>, seen: &mut HashMap<Lean<W, T>, u8>) -> u8 {
+        if let Some(&value) = seen.get(&set) {
             return value;
         }
         let mut values = 0u128;
-        P::for_each_option(set, |_, option| values |= 1 << by_rules::<P, W>(option, seen));
+        P::for_each_option(set, |_, option| values |= 1 << by_rules::<P, W, T>(option, seen));
         let value = (!values).trailing_zeros() as u8;
-        seen.insert(set.0, value);
+        seen.insert(set, value);
         value
     }
 
-    fn random_sets<const W: u32>(rows: u32, count: usize, seed: u64) -> Vec<Lean<W>> {
+    /// A generator of random words (xorshift), two of them for a `u128`.
+    fn random_words<T: LeanWord>(seed: u64) -> impl FnMut() -> T {
         let mut state = seed;
-        let mut next = move || {
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
-            state
-        };
-        let all = if rows * W == 64 { u64::MAX } else { (1 << (rows * W)) - 1 };
+            let high = if T::BITS > 64 { T::from_u64(state.rotate_left(17)) << 64 } else { T::default() };
+            T::from_u64(state) | high
+        }
+    }
+
+    /// Random sets of `rows` rows, about 5/8 of the points in.
+    fn random_sets<const W: u32, T: LeanWord>(rows: u32, count: usize, seed: u64) -> Vec<Lean<W, T>> {
+        let mut next = random_words::<T>(seed);
+        let all = (0..rows * W).fold(T::default(), |all, bit| all | T::from_u64(1) << bit);
         (0..count).map(|_| Lean((next() | next() & next()) & all)).collect()
     }
 
-    fn kernel_agrees<P: Piece, const W: u32>(rows: u32, seed: u64) {
+    /// Random sets of two words, `rows` rows: two dense blocks of three rows each, apart, one of
+    /// them past the first 64 bits, so that the rules alone reach each component.
+    fn wide_sets<const W: u32>(rows: u32, count: usize, seed: u64) -> Vec<Lean<W, u128>> {
+        let mut next = random_words::<u128>(seed);
+        let block = (1u128 << (3 * W)) - 1;
+        (0..count)
+            .map(|_| {
+                let high = 64 / W + (next() as u32) % (rows - 3 - 64 / W);
+                // Below the other block, a row apart.
+                let low = (next() as u32) % (64 / W - 4);
+                let dense = |word: u128| word & block;
+                Lean(dense(next() | next() & next()) << (high * W) | dense(next() | next() & next()) << (low * W))
+            })
+            .collect()
+    }
+
+    /// The XOR of the kernel's values of the components of each of `sets` against the rules alone
+    /// on the whole set (or, `by_parts`, on each component), with one small table for all of them
+    /// (so entries are replaced and families share it).
+    fn kernel_agrees_on<P: Piece, const W: u32, T: LeanWord>(sets: Vec<Lean<W, T>>, by_parts: bool) {
         let budget = Budget::unlimited();
-        let mut table = Table::with_bytes(1 << 16, 1 << 16);
+        let mut table = Table::<T>::with_bytes(1 << 16, 1 << 16);
         let mut seen = HashMap::new();
-        for set in random_sets::<W>(rows, 200, seed) {
-            let expected = by_rules::<P, W>(set, &mut seen);
-            let mut got = 0;
+        for set in sets {
+            let (mut got, mut expected) = (0, 0);
             for part in super::super::components::<P, _>(set) {
                 let (origin, height, width) = part.at_origin();
-                let mut kernel = Kernel::new(LeanRules::<P, W>::default(), &mut table, &budget);
+                let mut kernel = Kernel::new(LeanRules::<P, W, T>::default(), &mut table, &budget);
                 got ^= kernel.value(origin.canonical(height, width)).unwrap();
+                if by_parts {
+                    expected ^= by_rules::<P, W, T>(part, &mut seen);
+                }
             }
-            assert_eq!(u64::from(got), u64::from(expected), "{set:?} ({W} to a row)");
+            if !by_parts {
+                expected = by_rules::<P, W, T>(set, &mut seen);
+            }
+            assert_eq!(got, expected, "{set:?} ({W} to a row)");
         }
+    }
+
+    fn kernel_agrees<P: Piece, const W: u32>(rows: u32, seed: u64) {
+        kernel_agrees_on::<P, W, u64>(random_sets(rows, 200, seed), false);
     }
 
     /// A set's images are those of its points one by one, its columns those of its rows, and
     /// its canonical form its images' (under every symmetry of its box that fits).
     #[test]
     fn images_have_one_canonical_form() {
-        fn check<const W: u32>(rows: u32, seed: u64) {
-            for set in random_sets::<W>(rows, 300, seed) {
-                if set.0 == 0 {
+        fn check<const W: u32, T: LeanWord>(rows: u32, seed: u64) {
+            for set in random_sets::<W, T>(rows, 300, seed) {
+                if set.0 == T::default() {
                     continue;
                 }
                 let (origin, height, width) = set.at_origin();
                 let canonical = origin.canonical(height, width);
                 let rows = (0..height).fold(0, |columns, r| columns | origin.row(r));
                 assert_eq!(origin.columns(), rows, "{set:?}");
-                for symmetry in Symmetry::ALL.into_iter().filter(|&s| Lean::<W>::fits(height, width, s)) {
+                for symmetry in Symmetry::ALL.into_iter().filter(|&s| Lean::<W, T>::fits(height, width, s)) {
                     let image = origin.image(height, width, symmetry);
                     let (h, w) = if symmetry.transposes { (width, height) } else { (height, width) };
                     // The word tricks against the image point by point.
-                    let expected = origin.iter().fold(0, |word, p| {
+                    let expected = origin.iter().fold(T::default(), |word, p| {
                         let (r, c) = ((p / W) as usize, (p % W) as usize);
                         let (r, c) = if symmetry.transposes { (c, r) } else { (r, c) };
                         let r = if symmetry.reverses_rows { h - 1 - r } else { r };
                         let c = if symmetry.reverses_columns { w - 1 - c } else { c };
-                        word | 1 << (r * W as usize + c)
+                        word | T::from_u64(1) << (r as u32 * W + c as u32)
                     });
                     assert_eq!(image, Lean(expected), "{set:?} under {symmetry:?}");
                     assert_eq!(image.canonical(h, w), canonical, "{set:?} under {symmetry:?}");
                 }
             }
         }
-        check::<3>(7, 1);
-        check::<5>(4, 2);
-        check::<5>(9, 3);
-        check::<8>(8, 4);
+        check::<3, u64>(7, 1);
+        check::<5, u64>(4, 2);
+        check::<5, u64>(9, 3);
+        check::<8, u64>(8, 4);
+        check::<3, u128>(40, 5);
+        check::<5, u128>(25, 6);
+        check::<8, u128>(16, 7);
     }
 
     /// Cram on random lean sets of every width the kernel takes, against the rules alone, with
@@ -307,6 +408,15 @@ mod tests {
         kernel_agrees::<Domino, 6>(4, 5);
         kernel_agrees::<Domino, 7>(4, 6);
         kernel_agrees::<Domino, 8>(3, 7);
+    }
+
+    /// Both games on sets of two words, likewise, component by component.
+    #[test]
+    fn wide_lean_sets_agree_with_the_rules() {
+        kernel_agrees_on::<Domino, 3, u128>(wide_sets(40, 200, 13), true);
+        kernel_agrees_on::<Domino, 8, u128>(wide_sets(16, 200, 14), true);
+        kernel_agrees_on::<Vertex, 3, u128>(wide_sets(42, 200, 15), true);
+        kernel_agrees_on::<Vertex, 6, u128>(wide_sets(21, 200, 16), true);
     }
 
     /// Node Kayles on a board, likewise.
