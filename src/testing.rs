@@ -134,13 +134,18 @@ pub fn small_board_shapes() -> Vec<(usize, usize)> {
     shapes
 }
 
-/// A placement game from its literal rules, on boards of at most 64 cells: a board is the bitmask
-/// of its free cells (bit `row·width + column`), a move blocks the free cells of one piece: a 2×2
-/// square ([`BoardBruteForce::new`]) or a domino ([`BoardBruteForce::cram`]). Grundy values are
-/// memoized per whole board in a `HashMap`: no splitting into components, no symmetry. It is the
-/// reference of the engines' tests and the plain baseline of the 2×2 game's benchmark.
+/// A board game from its literal rules, on boards of at most 64 cells: a board is the bitmask of
+/// its free cells (bit `row·width + column`), a move needs the cells of one piece free and blocks
+/// them: a 2×2 square ([`BoardBruteForce::new`]) or a domino ([`BoardBruteForce::cram`]); or, in
+/// Node Kayles ([`BoardBruteForce::node_kayles`]), needs one cell free and blocks it and its
+/// neighbours. Grundy values are memoized per whole board in a `HashMap`: no splitting into
+/// components, no symmetry. It is the reference of the engines' tests and the plain baseline of the
+/// 2×2 game's benchmark.
 pub struct BoardBruteForce {
+    /// The cells each move needs free.
     pieces: Vec<u64>,
+    /// The cells each move blocks (those of its piece, but in Node Kayles).
+    taken: Vec<u64>,
     memo: HashMap<u64, u64>,
 }
 
@@ -171,7 +176,25 @@ impl BoardBruteForce {
                 }
             }
         }
-        BoardBruteForce { pieces, memo: HashMap::new() }
+        BoardBruteForce { taken: pieces.clone(), pieces, memo: HashMap::new() }
+    }
+
+    /// Node Kayles on a `height`×`width` board: a move chooses a free cell and blocks it and the
+    /// cells beside it. Panics unless `height·width ≤ 64`.
+    pub fn node_kayles(height: usize, width: usize) -> BoardBruteForce {
+        assert!(height * width <= 64, "a {height}×{width} board has more than 64 cells");
+        let cell = |r: usize, c: usize| 1u64 << (r * width + c);
+        let (mut pieces, mut taken) = (Vec::new(), Vec::new());
+        for r in 0..height {
+            for c in 0..width {
+                let beside = [(r > 0).then(|| cell(r - 1, c)), (r + 1 < height).then(|| cell(r + 1, c))]
+                    .into_iter()
+                    .chain([(c > 0).then(|| cell(r, c - 1)), (c + 1 < width).then(|| cell(r, c + 1))]);
+                pieces.push(cell(r, c));
+                taken.push(beside.flatten().fold(cell(r, c), |all, other| all | other));
+            }
+        }
+        BoardBruteForce { pieces, taken, memo: HashMap::new() }
     }
 
     /// The 2×2 game on the board `rows` (`0` a free cell, anything else blocked), and the bitmask
@@ -192,13 +215,13 @@ impl BoardBruteForce {
         if let Some(&value) = self.memo.get(&free) {
             return value;
         }
-        // A value is at most the longest game, and 64 cells hold at most 32 pieces: a u128 holds
-        // every option.
+        // A value is at most the longest game, at most 64 moves on 64 cells: a u128 holds every
+        // option.
         let mut options = 0u128;
         for index in 0..self.pieces.len() {
             let piece = self.pieces[index];
             if free & piece == piece {
-                options |= 1 << self.grundy(free & !piece);
+                options |= 1 << self.grundy(free & !self.taken[index]);
             }
         }
         let value = u64::from((!options).trailing_zeros());

@@ -5,8 +5,7 @@ use super::*;
 use crate::games::node_kayles::Graph;
 use crate::games::{Game, SearchContext};
 use crate::random::SplitMix;
-use crate::testing::{free_of, random_board, rows_of, small_board_shapes, winding_path};
-use std::collections::HashMap;
+use crate::testing::{free_of, random_board, rows_of, small_board_shapes, winding_path, BoardBruteForce as BruteForce};
 
 fn value(board: &Board) -> u64 {
     board.value(&mut SearchContext::in_memory()).expect("no deadline")
@@ -14,57 +13,6 @@ fn value(board: &Board) -> u64 {
 
 fn full(height: usize, width: usize) -> Board {
     Board::full(height, width).expect("test boards are valid")
-}
-
-/// The rules alone, on boards of at most 64 cells: a board is the bitmask of its free cells (bit
-/// `row·width + column`); a move chooses a free cell and blocks it and the free cells that share a
-/// side with it. Memoized per whole board: no components, no symmetry, no rule for paths.
-struct BruteForce {
-    /// The cell and its neighbours on the board, for every cell.
-    taken: Vec<u64>,
-    memo: HashMap<u64, u8>,
-}
-
-impl BruteForce {
-    fn new(height: usize, width: usize) -> BruteForce {
-        assert!(height * width <= 64);
-        let cell = |r: usize, c: usize| 1u64 << (r * width + c);
-        let taken = (0..height * width)
-            .map(|i| {
-                let (r, c) = (i / width, i % width);
-                let mut taken = cell(r, c);
-                if r > 0 {
-                    taken |= cell(r - 1, c);
-                }
-                if r + 1 < height {
-                    taken |= cell(r + 1, c);
-                }
-                if c > 0 {
-                    taken |= cell(r, c - 1);
-                }
-                if c + 1 < width {
-                    taken |= cell(r, c + 1);
-                }
-                taken
-            })
-            .collect();
-        BruteForce { taken, memo: HashMap::new() }
-    }
-
-    fn grundy(&mut self, free: u64) -> u64 {
-        if let Some(&value) = self.memo.get(&free) {
-            return u64::from(value);
-        }
-        let mut options = 0u128;
-        for i in 0..self.taken.len() {
-            if free >> i & 1 == 1 {
-                options |= 1 << self.grundy(free & !self.taken[i]);
-            }
-        }
-        let value = (!options).trailing_zeros() as u8;
-        self.memo.insert(free, value);
-        u64::from(value)
-    }
 }
 
 /// The board's graph, the graph form of the game: its free cells in row-major order are the
@@ -88,7 +36,7 @@ fn graph_of(rows: &[String]) -> Graph {
 #[test]
 fn agrees_with_brute_force_on_every_board_of_many_small_shapes() {
     for (height, width) in small_board_shapes() {
-        let mut brute = BruteForce::new(height, width);
+        let mut brute = BruteForce::node_kayles(height, width);
         for free in 0..1u64 << (height * width) {
             let board = Board::new(&rows_of(height, width, free)).expect("generated boards are valid");
             assert_eq!(value(&board), brute.grundy(free), "board {:?}", board.rows());
@@ -115,7 +63,7 @@ fn agrees_with_brute_force_on_random_boards_with_blocked_cells() {
         }
         let rows = rows_of(height, width, free);
         let board = Board::new(&rows).expect("generated boards are valid");
-        assert_eq!(value(&board), BruteForce::new(height, width).grundy(free), "board {rows:?}");
+        assert_eq!(value(&board), BruteForce::node_kayles(height, width).grundy(free), "board {rows:?}");
     }
 }
 
