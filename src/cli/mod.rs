@@ -152,8 +152,9 @@ impl MemoryLimit {
 pub struct SearchThreadsArg {
     /// Threads the searches of this process use between them: one position's search takes the
     /// idle ones as helpers, concurrent solves and jobs share them; one search's tables hold the
-    /// same entries together however many threads search it (default: 1, since a second thread
-    /// does not yet pay for itself: see docs/BENCHMARKS.md).
+    /// same entries together however many threads search it (default: 1: helpers pay for Cram and
+    /// Node Kayles boards, whose root questions they divide, but not yet for the 2×2 game: see
+    /// docs/BENCHMARKS.md).
     #[arg(long, global = true, env = "NIMBER_SEARCH_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
     search_threads: Option<u16>,
 }
@@ -456,6 +457,17 @@ fn summary(progress: &proto::ExploreProgress) -> String {
         if let Some(candidate) = sequence.candidate_period {
             text.push_str(&format!(", candidate period {} from heap {}", candidate.period, candidate.preperiod));
         }
+    }
+    if let Some(search) = progress.search.as_ref().filter(|search| search.expanded > 0) {
+        text.push_str(&format!(
+            ", search: {} expanded, {} option evaluations, {} cutoffs, {} table lookups ({} hits), {} store reads",
+            search.expanded,
+            search.option_evaluations,
+            search.cutoffs,
+            search.table_lookups,
+            search.table_hits,
+            search.store_reads
+        ));
     }
     if progress.times_resumed > 0 {
         text.push_str(&format!(", resumed {} times", progress.times_resumed));

@@ -171,7 +171,8 @@ impl std::fmt::Display for Interrupted {
 pub struct Budget {
     deadline: Option<Instant>,
     cancelled: Arc<AtomicBool>,
-    over: Option<Arc<AtomicBool>>,
+    /// Flags that also end it, set when the work is no longer needed.
+    over: Vec<Arc<AtomicBool>>,
 }
 
 impl Budget {
@@ -182,18 +183,19 @@ impl Budget {
 
     /// A budget that ends at `deadline` (if any) or when `cancelled` is set.
     pub fn new(deadline: Option<Instant>, cancelled: Arc<AtomicBool>) -> Self {
-        Self { deadline, cancelled, over: None }
+        Self { deadline, cancelled, over: Vec::new() }
     }
 
     /// The same budget, also ended (as cancelled) when `over` is set.
     pub fn until(&self, over: Arc<AtomicBool>) -> Self {
-        Self { over: Some(over), ..self.clone() }
+        let mut budget = self.clone();
+        budget.over.push(over);
+        budget
     }
 
     /// `Err` once the deadline has passed or the work was cancelled.
     pub fn check(&self) -> Result<(), Interrupted> {
-        if self.cancelled.load(Ordering::Relaxed) || self.over.as_ref().is_some_and(|over| over.load(Ordering::Relaxed))
-        {
+        if self.cancelled.load(Ordering::Relaxed) || self.over.iter().any(|over| over.load(Ordering::Relaxed)) {
             return Err(Interrupted::Cancelled);
         }
         match self.deadline {

@@ -280,7 +280,7 @@ impl<'s, 'a> Engine<'s, 'a> {
     /// reads none.
     fn on_kernel(&mut self, key: &[u8], rows: &[u128]) -> Result<u8, Interrupted> {
         let (memo, remembers, all) = (self.context.memo, self.memo_remembers, first_vertices(rows.len()) as u64);
-        let mut write_costly = |set: u64, value: u8, work: u64| {
+        let write_costly = |set: u64, value: u8, work: u64| {
             let costly = set.count_ones() as usize >= MEMO_MIN_VERTICES && work >= MEMO_MIN_WORK;
             if remembers && costly && set != all {
                 if let (Kind::Searched { key, .. }, _) = kind_of(induced(rows, u128::from(set)), MOST_TREE_NODES) {
@@ -292,8 +292,7 @@ impl<'s, 'a> Engine<'s, 'a> {
             Some((searched, table)) if searched == key => table,
             _ => kernel::Table::with_bytes(KERNEL_TABLE_START_BYTES, self.learnt.room / 2),
         };
-        let mut kernel =
-            Kernel::new(SubsetRules { rows }, &mut table, &self.context.budget).on_settled(&mut write_costly);
+        let mut kernel = Kernel::new(SubsetRules { rows }, &mut table, &self.context.budget).on_settled(&write_costly);
         let value = kernel.value(all);
         let counts = kernel.counts;
         self.learnt.kernel = Some((key.to_vec(), table));

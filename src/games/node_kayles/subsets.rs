@@ -10,6 +10,7 @@ use crate::games::kernel::{Part, Rules};
 pub const MOST_VERTICES: usize = 64;
 
 /// Node Kayles on the subsets of one graph of at most [`MOST_VERTICES`] vertices.
+#[derive(Clone)]
 pub struct SubsetRules<'g> {
     /// `rows[v]` bit `w`: the vertices `v` and `w` are joined.
     pub rows: &'g [u128],

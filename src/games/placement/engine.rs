@@ -8,7 +8,7 @@ use super::strategy::{rank, zero_by_half_turn};
 use super::table::{SharedTable, Table, Worth};
 use super::window::Window;
 use super::{components, Piece};
-use crate::games::kernel::{self, Kernel};
+use crate::games::kernel::{self, Helpers, Kernel};
 use crate::games::{Interrupted, SearchContext};
 use crate::limits::TABLE_ENTRY_BYTES;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -602,7 +602,8 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
     /// The value of a component searched on the kernel ([`crate::games::kernel`]), if its game
     /// is and it fits a [`Lean`] set: its box has at most 64 cells (so its shorter side at most
     /// 8), or at most 128 with its shorter side at most 8 (a `Lean<W, u128>`), turned to have the
-    /// shorter side across. One thread searches it.
+    /// shorter side across. A component of at least [`HELPED_MIN_POINTS`] takes the idle search
+    /// threads as helpers, which divide its root's questions on its table.
     fn on_kernel(&mut self, kind: &Kind, memoize: Memoize) -> Option<Result<u8, Interrupted>> {
         if !P::ON_KERNEL {
             return None;
@@ -657,15 +658,28 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
             }
         };
         let remembers = self.memo_remembers;
-        let mut write_costly = |set: Lean<W, T>, value: u8, work: u64| {
+        let write_costly = |set: Lean<W, T>, value: u8, work: u64| {
             if remembers && set.len() >= P::MEMO_MIN_POINTS && work >= MEMO_MIN_WORK {
                 if let Some(key) = kind_of::<P, _>(set).memo_key() {
                     memo.put(P::TAG, &key, u64::from(value), work);
                 }
             }
         };
+        // A costly component takes the idle cores as helpers: they divide its root's questions.
+        let permit =
+            (size >= HELPED_MIN_POINTS && self.context.threads.most() > 1).then(|| self.context.threads.take());
+        let pool = permit.as_ref().filter(|permit| permit.helpers > 0).and_then(|permit| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(1 + permit.helpers)
+                .thread_name(|i| format!("nimber-search-{i}"))
+                .build()
+                .ok()
+        });
         let mut kernel =
-            Kernel::new(LeanRules::<P, W, T>::default(), table, &self.context.budget).on_settled(&mut write_costly);
+            Kernel::new(LeanRules::<P, W, T>::default(), table, &self.context.budget).on_settled(&write_costly);
+        if let Some(pool) = &pool {
+            kernel = kernel.with_helpers(Helpers::of(pool));
+        }
         let value = kernel.value(set.canonical(rows, W as usize));
         let counts = kernel.counts;
         let table =

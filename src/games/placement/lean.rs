@@ -177,6 +177,12 @@ fn transposed<const W: u32>(x: u64, height: usize, width: usize) -> u64 {
 /// A piece's rules on lean sets of `W` points to a row in `T`, for the kernel.
 pub struct LeanRules<P, const W: u32, T = u64>(PhantomData<(P, T)>);
 
+impl<P, const W: u32, T> Clone for LeanRules<P, W, T> {
+    fn clone(&self) -> Self {
+        LeanRules(PhantomData)
+    }
+}
+
 impl<P, const W: u32, T> Default for LeanRules<P, W, T> {
     fn default() -> Self {
         LeanRules(PhantomData)
@@ -278,7 +284,7 @@ fn along_long_side(along_rows: Option<bool>, height: usize, width: usize) -> u32
 mod tests {
     use super::*;
     use crate::games::cram::Domino;
-    use crate::games::kernel::{Kernel, Table};
+    use crate::games::kernel::{Helpers, Kernel, Table};
     use crate::games::node_kayles_board::Vertex;
     use crate::games::Budget;
     use std::collections::HashMap;
@@ -417,6 +423,30 @@ mod tests {
         kernel_agrees_on::<Domino, 8, u128>(wide_sets(16, 200, 14), true);
         kernel_agrees_on::<Vertex, 3, u128>(wide_sets(42, 200, 15), true);
         kernel_agrees_on::<Vertex, 6, u128>(wide_sets(21, 200, 16), true);
+    }
+
+    /// Cram and Node Kayles with the root's questions divided among three threads on one shared
+    /// table (smaller than the searches need, so that entries are replaced while threads read
+    /// them): the same values as the rules alone.
+    #[test]
+    fn divided_searches_agree_with_the_rules() {
+        fn check<P: Piece, const W: u32>(rows: u32, seed: u64) {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+            let budget = Budget::unlimited();
+            let mut seen = HashMap::new();
+            for set in random_sets::<W, u64>(rows, 60, seed) {
+                let mut table = Table::<u64>::with_bytes(1 << 14, 1 << 14);
+                for part in super::super::components::<P, _>(set) {
+                    let (origin, height, width) = part.at_origin();
+                    let kernel = Kernel::new(LeanRules::<P, W, u64>::default(), &mut table, &budget);
+                    let got = kernel.with_helpers(Helpers::of(&pool)).value(origin.canonical(height, width)).unwrap();
+                    assert_eq!(got, by_rules::<P, W, u64>(part, &mut seen), "{part:?} ({W} to a row)");
+                }
+            }
+        }
+        check::<Domino, 4>(6, 21);
+        check::<Domino, 5>(5, 22);
+        check::<Vertex, 5>(5, 23);
     }
 
     /// Node Kayles on a board, likewise.
