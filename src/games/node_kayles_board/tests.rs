@@ -91,22 +91,37 @@ fn grids_have_their_published_values() {
     }
 }
 
-#[test]
-fn the_shipped_terms_of_a316632_are_the_engines() {
-    // docs/results/b316632.txt, a b-file of the 3×n grids' values (n = 17 on computed here): the
-    // board form again, up to 3×20.
-    let terms = include_str!("../../../docs/results/b316632.txt");
+/// The terms of a b-file of the `rows`×n grids' values shipped in docs/results (n from 1, in
+/// order, at least `terms`): the board form again up to n = `by_board`, and the graph form (Node
+/// Kayles' own engine on the grid graph) up to n = `by_graph`.
+fn check_b_file(file: &str, rows: usize, terms: usize, by_board: usize, by_graph: usize) {
     let mut checked = 0;
-    for line in terms.lines().filter(|line| !line.starts_with('#')) {
+    for line in file.lines().filter(|line| !line.starts_with('#')) {
         let (n, term) = line.split_once(' ').expect("a b-file line: n a(n)");
         let (n, term): (usize, u64) = (n.parse().expect("n"), term.parse().expect("a(n)"));
         assert_eq!(n, checked + 1, "a b-file's terms follow each other");
-        if n <= 20 {
-            assert_eq!(value(&full(3, n)), term, "3x{n}");
+        if n <= by_board {
+            assert_eq!(value(&full(rows, n)), term, "{rows}x{n}");
+        }
+        if n <= by_graph {
+            let graph = graph_of(&vec!["0".repeat(n); rows]);
+            assert_eq!(graph.value(&mut SearchContext::in_memory()).expect("no deadline"), term, "{rows}x{n} as a graph");
         }
         checked = n;
     }
-    assert!(checked >= 27, "{checked}");
+    assert!(checked >= terms, "{checked}");
+}
+
+#[test]
+fn the_shipped_terms_of_a316632_are_the_engines() {
+    // docs/results/b316632.txt, the 3×n grids (OEIS A316632 to n = 16, computed here from 17).
+    check_b_file(include_str!("../../../docs/results/b316632.txt"), 3, 27, 20, 12);
+}
+
+#[test]
+fn the_shipped_terms_of_the_5xn_grids_are_the_engines() {
+    // docs/results/node-kayles-5xn.txt, the 5×n grids, computed here (no published sequence found).
+    check_b_file(include_str!("../../../docs/results/node-kayles-5xn.txt"), 5, 16, 12, 8);
 }
 
 #[test]
