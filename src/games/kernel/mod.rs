@@ -296,7 +296,7 @@ impl<'t, R: Rules> Kernel<'t, R> {
                 }
                 self.divided_from = self.rules.points(set).saturating_sub(DIVIDED_POINTS);
                 let value = helpers.pool.install(|| self.value_here(set));
-                self.divided_from = u32::MAX;
+                (self.divided_from, self.helpers) = (u32::MAX, Some(helpers));
                 value
             }
             None => self.value_here(set),

@@ -105,7 +105,11 @@ fn check_b_file(file: &str, rows: usize, terms: usize, by_board: usize, by_graph
         }
         if n <= by_graph {
             let graph = graph_of(&vec!["0".repeat(n); rows]);
-            assert_eq!(graph.value(&mut SearchContext::in_memory()).expect("no deadline"), term, "{rows}x{n} as a graph");
+            assert_eq!(
+                graph.value(&mut SearchContext::in_memory()).expect("no deadline"),
+                term,
+                "{rows}x{n} as a graph"
+            );
         }
         checked = n;
     }
