@@ -129,6 +129,12 @@ fn the_shipped_terms_of_the_5xn_grids_are_the_engines() {
 }
 
 #[test]
+fn the_shipped_terms_of_the_6xn_grids_are_the_engines() {
+    // docs/results/node-kayles-6xn.txt, the 6×n grids, computed here (no published sequence found).
+    check_b_file(include_str!("../../../docs/results/node-kayles-6xn.txt"), 6, 12, 9, 7);
+}
+
+#[test]
 fn the_graph_form_gives_the_same_values() {
     // Random boards of up to 40 cells, their graphs solved by Node Kayles' own engine.
     let mut rng = SplitMix::new(97);
