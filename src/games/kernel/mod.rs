@@ -177,17 +177,11 @@ enum Learning<'t, K: Key> {
 
 impl<K: Key> Learning<'_, K> {
     fn get(&self, key: K, family: u8) -> Option<Knowledge> {
-        match self {
-            Learning::Own(table) => table.get(key, family),
-            Learning::Shared(table) => table.get(key, family),
-        }
+        self.shared().get(key, family)
     }
 
     fn prefetch(&self, key: K, family: u8) {
-        match self {
-            Learning::Own(table) => table.prefetch(key, family),
-            Learning::Shared(table) => table.prefetch(key, family),
-        }
+        self.shared().prefetch(key, family)
     }
 
     fn insert(&mut self, key: K, family: u8, known: Knowledge) {
