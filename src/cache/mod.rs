@@ -234,6 +234,9 @@ impl HotTier {
 #[derive(Default)]
 struct Queue {
     pending: WriteBuffer,
+    /// The batch the writer thread took and is writing: still read from here until sled has it,
+    /// so that a value is never in neither place.
+    writing: Arc<HashMap<Vec<u8>, (Payload, u64)>>,
     flush_requested: bool,
     /// The number of the latest [`Store::sync`] asked for, and of the latest finished.
     sync_requested: u64,
@@ -241,6 +244,13 @@ struct Queue {
     /// Why the latest finished sync could not write everything, if it could not.
     sync_error: Option<String>,
     closing: bool,
+}
+
+impl Queue {
+    /// The value of `key` not yet in sled: waiting, or being written.
+    fn buffered(&self, key: &[u8]) -> Option<&Payload> {
+        self.pending.get(key).or_else(|| self.writing.get(key).map(|(value, _)| value))
+    }
 }
 
 /// Values waiting for the writer thread, key -> (value, recompute cost), and the bytes they hold.
@@ -524,13 +534,13 @@ impl StoreState {
         if let Some(value) = self.hot.get(key) {
             return Some(value);
         }
-        lock(&self.queue).pending.get(key).and_then(Payload::nimber)
+        lock(&self.queue).buffered(key).and_then(Payload::nimber)
     }
 
     /// The bytes of `key` in the write buffer (bytes are not kept in the in-memory table: the
     /// games that store bytes keep their own).
     fn pending_bytes(&self, key: &[u8]) -> Option<Vec<u8>> {
-        lock(&self.queue).pending.get(key).and_then(|value| value.clone().into_bytes())
+        lock(&self.queue).buffered(key).and_then(|value| value.clone().into_bytes())
     }
 }
 
@@ -835,6 +845,22 @@ mod tests {
         let key = store_key(GameTag::Tetris, b"garbage");
         let raw = raw_db(&store).get(&key).unwrap().unwrap();
         assert_eq!(decode_value(&key, &raw), Some(Stored { value: Payload::Nimber(4), cost: Some(10) }));
+    }
+
+    /// A value is readable from the moment it is put: while it waits, while the writer thread
+    /// writes its batch, and after. (Bytes are not kept in the in-memory tier, so between the
+    /// writer taking a batch and sled holding it they were once in neither place.)
+    #[test]
+    fn bytes_are_readable_while_their_batch_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        for i in 0..(20 * WRITE_BATCH as u64) {
+            let state = i.to_le_bytes();
+            store.put_bytes(GameTag::Heaps, &state, vec![1, 2, 3], 1);
+            assert_eq!(store.get_bytes(GameTag::Heaps, &state), Some(vec![1, 2, 3]), "value {i}");
+            let earlier = (i / 2).to_le_bytes();
+            assert_eq!(store.get_bytes(GameTag::Heaps, &earlier), Some(vec![1, 2, 3]), "value {}", i / 2);
+        }
     }
 
     /// The in-memory tier is bounded in bytes, keys' lengths included: long keys fit fewer values.

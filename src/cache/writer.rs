@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::format::{
@@ -126,7 +127,8 @@ pub(super) fn run(shared: &StoreState, cap: Option<u64>) {
             queue.flush_requested = false;
             // At most one batch at a time, so that the size bound is checked every WRITE_BATCH
             // values however far behind the writer is; a sync is answered once nothing is pending.
-            let values = queue.pending.take(WRITE_BATCH);
+            let values = Arc::new(queue.pending.take(WRITE_BATCH));
+            queue.writing = Arc::clone(&values);
             shared.buffer_drained.notify_all();
             let sync_ticket = if queue.pending.is_empty() { queue.sync_requested } else { queue.sync_done };
             (values, sync_ticket, queue.closing)
@@ -138,7 +140,7 @@ pub(super) fn run(shared: &StoreState, cap: Option<u64>) {
         let mut error = None;
         if !values.is_empty() {
             last_write = Instant::now();
-            error = write(shared, values).err();
+            error = write(shared, &values).err();
         }
         let syncing = sync_ticket > lock(&shared.queue).sync_done;
         if error.is_none() {
@@ -154,6 +156,7 @@ pub(super) fn run(shared: &StoreState, cap: Option<u64>) {
             }
         }
         let mut queue = lock(&shared.queue);
+        queue.writing = Arc::default();
         if sync_ticket > queue.sync_done {
             queue.sync_done = sync_ticket;
             queue.sync_error = error;
@@ -166,7 +169,7 @@ pub(super) fn run(shared: &StoreState, cap: Option<u64>) {
 }
 
 /// Writes `values` in one atomic batch with the updated entry count and eviction index.
-fn write(shared: &StoreState, values: HashMap<Vec<u8>, (Payload, u64)>) -> Result<(), String> {
+fn write(shared: &StoreState, values: &HashMap<Vec<u8>, (Payload, u64)>) -> Result<(), String> {
     let Some(db) = shared.db() else {
         return Err("the store is unavailable (the disk is full)".to_string());
     };
@@ -174,21 +177,22 @@ fn write(shared: &StoreState, values: HashMap<Vec<u8>, (Payload, u64)>) -> Resul
     let written = guarded(|| {
         let mut batch = sled::Batch::default();
         let mut added = 0;
-        for (key, (value, mut cost)) in values {
-            match db.get(&key)? {
+        for (key, (value, cost)) in values {
+            let mut cost = *cost;
+            match db.get(key)? {
                 Some(old) => {
-                    if let Some(stored) = decode_value(&key, &old).filter(|stored| stored.value == value) {
+                    if let Some(stored) = decode_value(key, &old).filter(|stored| stored.value == *value) {
                         cost = cost.max(stored.cost.unwrap_or(0));
                     }
-                    let old_bucket = bucket_of_stored(&key, &old);
+                    let old_bucket = bucket_of_stored(key, &old);
                     if old_bucket != cost_bucket(cost) {
-                        batch.remove(index_key(old_bucket, &key));
+                        batch.remove(index_key(old_bucket, key));
                     }
                 }
                 None => added += 1,
             }
-            batch.insert(index_key(cost_bucket(cost), &key), &[][..]);
-            batch.insert(key.as_slice(), encode_value(&key, &value, cost));
+            batch.insert(index_key(cost_bucket(cost), key), &[][..]);
+            batch.insert(key.as_slice(), encode_value(key, value, cost));
         }
         batch.insert(ENTRIES_KEY, &(entries + added).to_le_bytes()[..]);
         db.apply_batch(batch)?;
