@@ -20,6 +20,7 @@ pub(crate) mod sync;
 /// Test support shared by tests, benchmarks and the load generator (not part of the service).
 #[doc(hidden)]
 pub mod testing;
+pub mod thread_cpu;
 pub mod wire;
 
 /// The generated protobuf messages and tonic service of `nimber.v1`.

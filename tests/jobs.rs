@@ -214,6 +214,29 @@ fn ten_by_ten_solve() -> proto::ExploreRequest {
     }
 }
 
+/// A job's CPU time counts the threads that help its searches: a Cram board large enough for
+/// helpers is searched on a pool of two threads while the job's own thread waits, and the job's
+/// CPU time is most of what the server spent (it was once only the waiting thread's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jobs_cpu_time_counts_its_search_helpers() {
+    let server = TestServer::builder().flags(&["--search-threads", "2"]).start();
+    let mut solver = server.client().await;
+    let mut client = operations(&server).await;
+    let board = proto::Cram { rows: vec!["0000000".into(); 5] };
+    let position = proto::Position { game: Some(proto::position::Game::Cram(board)) };
+    let request = proto::ExploreRequest {
+        job: Some(Job::Solve(proto::SolveRequest { position: Some(position), id: String::new() })),
+        ..Default::default()
+    };
+    let before = cpu_ticks(server.pid());
+    let name = solver.explore(request).await.unwrap().into_inner().name;
+    let done = client.wait_operation(lro::WaitOperationRequest { name, timeout: None }).await.unwrap().into_inner();
+    let spent = Duration::from_millis((cpu_ticks(server.pid()) - before) * 10); // ticks are 1/100 s
+    let counted: Duration = progress(&done).cpu_time.expect("a finished job's CPU time").try_into().unwrap();
+    assert!(spent > Duration::from_millis(200), "Cram 5×7 is work: {spent:?}");
+    assert!(counted >= spent / 2 && counted <= spent + Duration::from_millis(50), "{counted:?} of {spent:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_ends_the_operation_with_cancelled_and_frees_the_cpu() {
     let server = TestServer::builder().start();

@@ -5,6 +5,7 @@
 //! [`Learnt`].
 
 use super::{GameTag, Learnt};
+use crate::thread_cpu::HelperCpu;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -352,6 +353,8 @@ pub struct SearchContext<'a> {
     pub learnt: Learnt,
     /// The threads one position's search may use, from the process's pool.
     pub threads: Arc<SearchThreads>,
+    /// The CPU time of the threads that help these searches (a job adds it to its own thread's).
+    pub helper_cpu: Arc<HelperCpu>,
 }
 
 /// The cores the searches of a process share (`--search-threads`): a search of one position uses
@@ -435,6 +438,7 @@ impl<'a> SearchContext<'a> {
             table_limit: DEFAULT_TABLE_LIMIT,
             learnt: Learnt::Nothing,
             threads: SearchThreads::new(1),
+            helper_cpu: Arc::default(),
         }
     }
 }

@@ -562,11 +562,13 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         let over = Arc::new(AtomicBool::new(false));
         let budget = self.context.budget.until(over.clone());
         let (memo, table_limit) = (self.context.memo, self.context.table_limit / 2);
+        let helper_cpu = self.context.helper_cpu.clone();
         std::thread::scope(|scope| {
             let helpers: Vec<_> = (0..permit.helpers)
                 .map(|_| {
-                    let (shared, budget) = (shared.clone(), budget.clone());
+                    let (shared, budget, helper_cpu) = (shared.clone(), budget.clone(), helper_cpu.clone());
                     scope.spawn(move || {
+                        helper_cpu.start();
                         let mut context = SearchContext::new(budget, memo);
                         context.table_limit = table_limit;
                         let search = std::panic::AssertUnwindSafe(|| {
@@ -579,6 +581,7 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
                         if std::panic::catch_unwind(search).is_err() {
                             shared.abandoned.store(true, Ordering::Relaxed);
                         }
+                        helper_cpu.end();
                         context.stats
                     })
                 })
@@ -668,10 +671,14 @@ impl<'s, 'a, P: Piece> Engine<'s, 'a, P> {
         // A costly component takes the idle cores as helpers: they divide its root's questions.
         let permit =
             (size >= HELPED_MIN_POINTS && self.context.threads.most() > 1).then(|| self.context.threads.take());
+        // The whole search runs on the pool's threads (this one waits): they count as helpers.
         let pool = permit.as_ref().filter(|permit| permit.helpers > 0).and_then(|permit| {
+            let (starts, ends) = (self.context.helper_cpu.clone(), self.context.helper_cpu.clone());
             rayon::ThreadPoolBuilder::new()
                 .num_threads(1 + permit.helpers)
                 .thread_name(|i| format!("nimber-search-{i}"))
+                .start_handler(move |_| starts.start())
+                .exit_handler(move |_| ends.end())
                 .build()
                 .ok()
         });

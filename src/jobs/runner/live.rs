@@ -1,7 +1,8 @@
 //! A running job's live counters (read by GetOperation and the checkpointer while it runs), the
-//! memo it solves through, and its thread's priority and CPU clock.
+//! memo it solves through, and its thread's priority.
 
 use super::*;
+use crate::thread_cpu::{HelperCpu, ThreadClock};
 
 /// The live counters of a running job.
 pub(super) struct Live {
@@ -23,8 +24,10 @@ pub(super) struct Live {
     pub(super) started: Instant,
     pub(super) elapsed_before: Duration,
     pub(super) cpu_before: Duration,
-    pub(super) cpu_clock: Option<libc::clockid_t>,
+    pub(super) cpu_clock: Option<ThreadClock>,
     pub(super) cpu_at_start: Duration,
+    /// The CPU time of the threads helping this run's searches.
+    pub(super) helper_cpu: Arc<HelperCpu>,
 }
 
 impl Live {
@@ -34,7 +37,7 @@ impl Live {
         self.cancel.store(true, Ordering::Relaxed);
     }
 
-    pub(super) fn start(record: &JobRecord, cpu_clock: Option<libc::clockid_t>) -> Self {
+    pub(super) fn start(record: &JobRecord, cpu_clock: Option<ThreadClock>) -> Self {
         let progress = record.progress.unwrap_or_default();
         let duration = |value: Option<prost_types::Duration>| value.and_then(|d| d.try_into().ok()).unwrap_or_default();
         Self {
@@ -53,7 +56,8 @@ impl Live {
             elapsed_before: duration(progress.elapsed),
             cpu_before: duration(progress.cpu_time),
             cpu_clock,
-            cpu_at_start: cpu_clock.map_or(Duration::ZERO, cpu_time),
+            cpu_at_start: cpu_clock.map_or(Duration::ZERO, ThreadClock::cpu_time),
+            helper_cpu: Arc::default(),
         }
     }
 
@@ -69,7 +73,8 @@ impl Live {
         progress.items_total = total;
         progress.family.clone_from(&lock(&self.family));
         progress.elapsed = (self.elapsed_before + run_time).try_into().ok();
-        let cpu = self.cpu_clock.map_or(Duration::ZERO, |clock| cpu_time(clock).saturating_sub(self.cpu_at_start));
+        let own = self.cpu_clock.map_or(Duration::ZERO, |clock| clock.cpu_time().saturating_sub(self.cpu_at_start));
+        let cpu = own + self.helper_cpu.total();
         progress.cpu_time = (self.cpu_before + cpu).try_into().ok();
         let done_this_run = done.saturating_sub(self.items_done_before_run.load(Ordering::Relaxed));
         progress.eta = (done_this_run > 0 && total > 1)
@@ -141,22 +146,4 @@ pub(super) fn lower_priority() {
         let thread = libc::syscall(libc::SYS_gettid) as libc::id_t;
         libc::setpriority(libc::PRIO_PROCESS, thread, 10);
     }
-}
-
-/// The CPU-time clock of the calling thread, readable from any thread while it lives.
-pub(super) fn thread_cpu_clock() -> Option<libc::clockid_t> {
-    let mut clock: libc::clockid_t = 0;
-    // SAFETY: `clock` is a valid out-pointer; pthread_self is the calling thread.
-    let result = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
-    (result == 0).then_some(clock)
-}
-
-/// The CPU time on `clock` so far (zero if it cannot be read).
-pub(super) fn cpu_time(clock: libc::clockid_t) -> Duration {
-    let mut time = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `time` is a valid out-pointer.
-    if unsafe { libc::clock_gettime(clock, &mut time) } != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(time.tv_sec as u64, time.tv_nsec as u32)
 }

@@ -2,11 +2,12 @@
 //! solve or a family, item by item), and the checkpointer (progress, leases, retention, adopting
 //! jobs nobody runs, reopening a store that waited for space).
 
-use super::live::{lower_priority, thread_cpu_clock, CountingMemo};
+use super::live::{lower_priority, CountingMemo};
 use super::parts::{Items, PartList, Positions, Role};
 use super::*;
 use crate::games::family::{Row, ValuesRow};
 use crate::games::Position;
+use crate::thread_cpu::ThreadClock;
 
 /// What a worker does next.
 pub(super) enum Work {
@@ -77,7 +78,7 @@ impl RunnerState {
     /// when none waits, until stopping.
     pub(super) fn work(&self) {
         lower_priority();
-        let cpu_clock = thread_cpu_clock();
+        let cpu_clock = ThreadClock::of_this_thread();
         while let Some(work) = self.next_work() {
             match work {
                 Work::Run(name) => {
@@ -102,7 +103,7 @@ impl RunnerState {
 
     /// Runs job `name` to its end (or until stopping) and saves its record.
     /// With a shared store, only under the job's lease: a job another replica runs is skipped.
-    pub(super) fn run(&self, name: &str, cpu_clock: Option<libc::clockid_t>) -> StoreResult<()> {
+    pub(super) fn run(&self, name: &str, cpu_clock: Option<ThreadClock>) -> StoreResult<()> {
         if !self.store.claim(name)? {
             return Ok(());
         }
@@ -111,7 +112,7 @@ impl RunnerState {
         result
     }
 
-    pub(super) fn run_claimed(&self, name: &str, cpu_clock: Option<libc::clockid_t>) -> StoreResult<()> {
+    pub(super) fn run_claimed(&self, name: &str, cpu_clock: Option<ThreadClock>) -> StoreResult<()> {
         let (record, live) = {
             let _transition = lock(&self.transitions);
             let Some(mut record) = self.store.get(name)? else { return Ok(()) };
@@ -271,6 +272,7 @@ impl RunnerState {
             .and_then(|limit| Instant::now().checked_add(limit.saturating_sub(elapsed_before)));
         let memo = CountingMemo { inner: &*self.memo, live };
         let mut context = self.search_context(Budget::new(deadline, live.cancel.clone()), &memo);
+        context.helper_cpu = live.helper_cpu.clone();
         let (base_positions, base_search) = (live.positions_computed.load(Ordering::Relaxed), *lock(&live.search));
         let add_stats = |stats: Stats| {
             live.positions_computed.store(base_positions + stats.positions_computed, Ordering::Relaxed);
