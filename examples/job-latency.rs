@@ -32,7 +32,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let job = proto::ExploreRequest {
         job: Some(proto::explore_request::Job::Solve(proto::SolveRequest {
             position: Some(board(10, 10)),
-            id: String::new(),
+            ..Default::default()
         })),
         ..Default::default()
     };
@@ -73,14 +73,15 @@ async fn phase(
     let mut latencies = Vec::with_capacity(count);
     for _ in 0..count {
         let started = Instant::now();
-        solver.solve(proto::SolveRequest { position: Some(cheap.clone()), id: String::new() }).await?;
+        solver.solve(proto::SolveRequest { position: Some(cheap.clone()), ..Default::default() }).await?;
         latencies.push(started.elapsed());
     }
     latencies.sort();
     let at = |quantile: f64| millis(latencies[((latencies.len() - 1) as f64 * quantile) as usize]);
     println!("{label}: {count} cheap solves, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms", at(0.5), at(0.99), at(1.0));
     let started = Instant::now();
-    let answer = solver.solve(proto::SolveRequest { position: Some(expensive), id: String::new() }).await?.into_inner();
+    let answer =
+        solver.solve(proto::SolveRequest { position: Some(expensive), ..Default::default() }).await?.into_inner();
     let computed = answer.stats.map_or(0, |stats| stats.positions_computed);
     println!("{label}: one cold board search in {:.0} ms ({computed} positions computed)", millis(started.elapsed()));
     Ok(())

@@ -37,6 +37,13 @@ check "node kayles board 3x12 (README)" '"nodeKaylesBoard"' grpcurl -plaintext \
     -d '{"position": {"nodeKaylesBoard": {"rows": ["000000000000", "000000000000", "000000000000"]}}}' "$address" nimber.v1.Solver/BestMove
 check_fails "cram ragged board" 'cram.rows\[1\] has 2 columns' grpcurl -plaintext \
     -d '{"position": {"cram": {"rows": ["000", "00"]}}}' "$address" nimber.v1.Solver/Solve
+check "misère nim best move (README)" '"take": "18446744073709551614"' grpcurl -plaintext \
+    -d '{"position": {"heaps": {"nim": true, "heaps": ["1", "1", "18446744073709551615"]}}, "play": "PLAY_MISERE"}' \
+    "$address" nimber.v1.Solver/BestMove
+check "misère cram searched (README)" '"search"' grpcurl -plaintext \
+    -d '{"position": {"cram": {"rows": ["0000", "0000", "0000"]}}, "play": "PLAY_MISERE"}' "$address" nimber.v1.Solver/Solve
+check_fails "misère cutting game" 'play is PLAY_MISERE, which the cutting game does not have' grpcurl -plaintext \
+    -d '{"position": {"cutting": {"pieces": [{"width": 4, "height": 2}]}}, "play": "PLAY_MISERE"}' "$address" nimber.v1.Solver/Solve
 check "health" '"SERVING"' grpcurl -plaintext "$address" grpc.health.v1.Health/Check
 
 echo "grpcurl: $passed passed, $failed failed"

@@ -819,7 +819,7 @@ fn expected_sizes(rows: u32, columns: u32) -> Vec<(u32, u32)> {
 }
 
 fn solve_job(position: proto::Position) -> proto::ExploreRequest {
-    let solve = proto::SolveRequest { position: Some(position), id: String::new() };
+    let solve = proto::SolveRequest { position: Some(position), id: String::new(), ..Default::default() };
     proto::ExploreRequest { job: Some(proto::explore_request::Job::Solve(solve)), ..Default::default() }
 }
 

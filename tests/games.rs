@@ -30,7 +30,7 @@ async fn closed_form_games_answer_like_the_engine_and_their_best_moves_win() {
             assert_eq!(answer.grundy, expected.nimber(), "{position:?}");
 
             let best = client
-                .best_move(proto::BestMoveRequest { position: Some(position.clone()) })
+                .best_move(proto::BestMoveRequest { position: Some(position.clone()), ..Default::default() })
                 .await
                 .unwrap()
                 .into_inner();
@@ -68,7 +68,11 @@ async fn huge_reclamation_and_walk_positions_are_exact() {
     for position in [strip, walk] {
         let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
         assert_eq!(answer.grundy, engine_value(&position).nimber());
-        let best = client.best_move(proto::BestMoveRequest { position: Some(position) }).await.unwrap().into_inner();
+        let best = client
+            .best_move(proto::BestMoveRequest { position: Some(position), ..Default::default() })
+            .await
+            .unwrap()
+            .into_inner();
         if answer.outcome() == Outcome::NextPlayerWins {
             let after = client.solve(solve_request(best.after.unwrap())).await.unwrap().into_inner();
             assert_eq!(after.outcome(), Outcome::PreviousPlayerWins);
@@ -128,8 +132,11 @@ async fn tetris_boards_answer_like_the_engine_and_best_moves_win() {
         let position = random_position(&mut random, GameTag::Tetris, SMALL_SIDES);
         let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
         assert_eq!(answer.grundy, engine_value(&position).nimber(), "{position:?}");
-        let best =
-            client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+        let best = client
+            .best_move(proto::BestMoveRequest { position: Some(position.clone()), ..Default::default() })
+            .await
+            .unwrap()
+            .into_inner();
         if answer.outcome() == Outcome::NextPlayerWins {
             let after = client.solve(solve_request(best.after.expect("a winning move"))).await.unwrap().into_inner();
             assert_eq!(after.outcome(), Outcome::PreviousPlayerWins, "{position:?}");
@@ -203,7 +210,9 @@ async fn heaps_past_the_compute_limit_are_failed_precondition_and_counted() {
     for says in ["2000", "below 2001", "an Explore heapSequence job"] {
         assert!(status.message().contains(says), "{says:?} in {status:?}");
     }
-    let status = client.best_move(proto::BestMoveRequest { position: Some(heaps("4!.0", vec![5000])) }).await;
+    let status = client
+        .best_move(proto::BestMoveRequest { position: Some(heaps("4!.0", vec![5000])), ..Default::default() })
+        .await;
     assert_eq!(status.unwrap_err().code(), Code::FailedPrecondition);
     let metrics = common::scrape(server.metrics_url.as_ref().unwrap());
     assert_eq!(common::sample(&metrics, "nimber_past_compute_limit_total"), 2.0);
@@ -268,7 +277,11 @@ async fn heap_answers_say_how_their_values_are_known() {
             ],
         })),
     };
-    let best = client.best_move(proto::BestMoveRequest { position: Some(sum.clone()) }).await.unwrap().into_inner();
+    let best = client
+        .best_move(proto::BestMoveRequest { position: Some(sum.clone()), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     let grundy = &best.heap_values;
     assert_eq!(grundy.len(), 2, "{grundy:?}");
     assert_eq!(grundy[0].known, proven);
@@ -335,8 +348,11 @@ async fn cram_answers_like_the_engine_and_its_winning_dominoes_lead_to_zero() {
         let position = random_position(&mut random, GameTag::Cram, 6);
         let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
         assert_eq!(answer.grundy, engine_value(&position).nimber(), "{position:?}");
-        let best =
-            client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+        let best = client
+            .best_move(proto::BestMoveRequest { position: Some(position.clone()), ..Default::default() })
+            .await
+            .unwrap()
+            .into_inner();
         if answer.outcome() == Outcome::NextPlayerWins {
             let Some(proto::r#move::Game::Cram(domino)) = best.r#move.and_then(|mv| mv.game) else {
                 panic!("a domino: {position:?}")
@@ -396,8 +412,11 @@ async fn node_kayles_answers_like_0_137_and_the_engine_and_best_moves_win() {
         let position = random_position(&mut random, GameTag::NodeKayles, 16);
         let answer = client.solve(solve_request(position.clone())).await.unwrap().into_inner();
         assert_eq!(answer.grundy, engine_value(&position).nimber(), "{position:?}");
-        let best =
-            client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+        let best = client
+            .best_move(proto::BestMoveRequest { position: Some(position.clone()), ..Default::default() })
+            .await
+            .unwrap()
+            .into_inner();
         if answer.outcome() == Outcome::NextPlayerWins {
             let Some(proto::r#move::Game::NodeKayles(choice)) = best.r#move.and_then(|mv| mv.game) else {
                 panic!("a vertex: {position:?}")
@@ -427,7 +446,11 @@ async fn node_kayles_answers_like_0_137_and_the_engine_and_best_moves_win() {
         proto::Position { game: Some(P::Sum(proto::Sum { components: vec![graph, heaps("0.77", vec![1000, 3])] })) };
     let answer = client.solve(solve_request(sum.clone())).await.unwrap().into_inner();
     assert_eq!(answer.grundy, engine_value(&sum).nimber());
-    let best = client.best_move(proto::BestMoveRequest { position: Some(sum) }).await.unwrap().into_inner();
+    let best = client
+        .best_move(proto::BestMoveRequest { position: Some(sum), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     if answer.outcome() == Outcome::NextPlayerWins {
         let after = client.solve(solve_request(best.after.unwrap())).await.unwrap().into_inner();
         assert_eq!(after.grundy, Some(0));
@@ -472,8 +495,11 @@ async fn node_kayles_boards_have_their_graphs_values_and_winning_cells_lead_to_z
         let vertices = rows.iter().map(|row| row.matches('0').count() as u32).sum();
         let graph = client.solve(solve_request(node_kayles(vertices, &edges))).await.unwrap().into_inner();
         assert_eq!(answer.grundy, graph.grundy, "{rows:?}");
-        let best =
-            client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+        let best = client
+            .best_move(proto::BestMoveRequest { position: Some(position.clone()), ..Default::default() })
+            .await
+            .unwrap()
+            .into_inner();
         if answer.outcome() == Outcome::NextPlayerWins {
             let Some(proto::r#move::Game::NodeKaylesBoard(cell)) = best.r#move.and_then(|mv| mv.game) else {
                 panic!("a cell: {position:?}")

@@ -179,7 +179,7 @@ async fn every_heap_answer_says_how_its_values_are_known() {
             assert_eq!(solved.grundy, Some(u64::MAX ^ 7), "{rules}");
             assert_eq!(solved.heap_values[0].known, nim_proven, "{rules}");
         }
-        let best = proto::BestMoveRequest { position: Some(position.clone()) };
+        let best = proto::BestMoveRequest { position: Some(position.clone()), ..Default::default() };
         let best = client.best_move(best).await.unwrap().into_inner();
         assert_eq!(best.heap_values, solved.heap_values, "{rules}");
         let analysis = client.analyze(analyze(position.clone(), Duration::from_secs(10))).await.unwrap();

@@ -184,7 +184,11 @@ async fn a_request_id_reused_with_another_request_is_already_exists() {
     let mut solver = server.client().await;
     let solve = |rows, columns| proto::ExploreRequest {
         request_id: "idempotency-key".into(),
-        job: Some(Job::Solve(proto::SolveRequest { position: Some(board(rows, columns)), id: String::new() })),
+        job: Some(Job::Solve(proto::SolveRequest {
+            position: Some(board(rows, columns)),
+            id: String::new(),
+            ..Default::default()
+        })),
         ..Default::default()
     };
     let name = solver.explore(solve(2, 4)).await.unwrap().into_inner().name;
@@ -209,7 +213,11 @@ async fn a_request_id_reused_with_another_request_is_already_exists() {
 /// A 10×10 full board takes minutes: longer than any of these tests waits.
 fn ten_by_ten_solve() -> proto::ExploreRequest {
     proto::ExploreRequest {
-        job: Some(Job::Solve(proto::SolveRequest { position: Some(board(10, 10)), id: String::new() })),
+        job: Some(Job::Solve(proto::SolveRequest {
+            position: Some(board(10, 10)),
+            id: String::new(),
+            ..Default::default()
+        })),
         ..Default::default()
     }
 }
@@ -225,7 +233,11 @@ async fn a_jobs_cpu_time_counts_its_search_helpers() {
     let board = proto::Cram { rows: vec!["0000000".into(); 5] };
     let position = proto::Position { game: Some(proto::position::Game::Cram(board)) };
     let request = proto::ExploreRequest {
-        job: Some(Job::Solve(proto::SolveRequest { position: Some(position), id: String::new() })),
+        job: Some(Job::Solve(proto::SolveRequest {
+            position: Some(position),
+            id: String::new(),
+            ..Default::default()
+        })),
         ..Default::default()
     };
     let before = cpu_ticks(server.pid());
@@ -383,7 +395,7 @@ async fn bad_input_is_rejected_naming_the_field_and_unknown_names_are_not_found(
             position: Some(proto::Position {
                 game: Some(proto::position::Game::Tetris(proto::Tetris { rows: vec!["00".into(), "000".into()] })),
             }),
-            id: String::new(),
+            ..Default::default()
         })),
         ..Default::default()
     };

@@ -126,7 +126,8 @@ async fn a_request_at_every_limit_is_answered_and_one_item_more_is_rejected() {
 async fn a_stream_item_over_the_limits_ends_the_stream_after_the_answers_before_it() {
     let server = TestServer::builder().start();
     let mut client = server.client().await;
-    let item = |id: &str, pieces| proto::SolveRequest { position: Some(cutting(pieces)), id: id.into() };
+    let item =
+        |id: &str, pieces| proto::SolveRequest { position: Some(cutting(pieces)), id: id.into(), ..Default::default() };
     let requests = vec![item("a", 1), item("b", 2), item("huge", MAX_ITEMS + 1), item("c", 1)];
     let mut responses = client.solve_stream(tokio_stream::iter(requests)).await.unwrap().into_inner();
     let mut answered = Vec::new();
@@ -175,8 +176,13 @@ async fn analyze_pages_past_the_end_or_deep_in_the_tail_answer_at_once() {
         let server_url = server.url.clone();
         tokio::spawn(async move {
             let mut client = proto::solver_client::SolverClient::connect(server_url).await.unwrap();
-            let request =
-                proto::AnalyzeRequest { position: Some(position), limit: 10, page_token: String::new(), skip };
+            let request = proto::AnalyzeRequest {
+                position: Some(position),
+                limit: 10,
+                page_token: String::new(),
+                skip,
+                ..Default::default()
+            };
             client.analyze(with_timeout(request, Duration::from_secs(30))).await
         })
     };

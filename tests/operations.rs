@@ -101,7 +101,7 @@ async fn metrics_count_requests_codes_latency_and_the_cache() {
         );
     }
     client.solve(solve_request(full_board(7))).await.unwrap();
-    client.solve(proto::SolveRequest { position: None, id: String::new() }).await.unwrap_err();
+    client.solve(proto::SolveRequest { position: None, id: String::new(), ..Default::default() }).await.unwrap_err();
     let scraped = scrape(&url);
     assert_eq!(sample(&scraped, "nimber_requests_total{rpc=\"Solve\",code=\"OK\"}"), 4.0);
     assert_eq!(sample(&scraped, "nimber_requests_total{rpc=\"Solve\",code=\"INVALID_ARGUMENT\"}"), 1.0);
@@ -186,7 +186,7 @@ async fn values_and_best_moves_are_the_same_on_one_thread_and_four() {
             let Some(P::Tetris(board)) = position.game else { unreachable!("a 2×2 board") };
             position = proto::Position { game: Some(P::Cram(proto::Cram { rows: board.rows[..5].to_vec() })) };
         }
-        let request = || proto::BestMoveRequest { position: Some(position.clone()) };
+        let request = || proto::BestMoveRequest { position: Some(position.clone()), ..Default::default() };
         let expected = on_one.best_move(request()).await.unwrap().into_inner();
         let answer = on_four.best_move(request()).await.unwrap().into_inner();
         assert_eq!((answer.grundy, answer.r#move), (expected.grundy, expected.r#move), "{position:?}");

@@ -46,7 +46,11 @@ async fn solve_boards(server: &TestServer, boards: &[Vec<String>]) -> Vec<(i32, 
     let mut client = server.client().await;
     let mut answers = Vec::new();
     for board in boards {
-        let request = proto::SolveRequest { position: Some(board_position(board.to_vec())), id: String::new() };
+        let request = proto::SolveRequest {
+            position: Some(board_position(board.to_vec())),
+            id: String::new(),
+            ..Default::default()
+        };
         let answer = client.solve(request).await.unwrap_or_else(|status| panic!("{board:?}: {status}")).into_inner();
         answers.push((answer.outcome, answer.grundy, answer.stats.unwrap_or_default().positions_computed));
     }
@@ -277,8 +281,8 @@ fn seed_position(random: &mut SplitMix, depth: usize) -> proto::Position {
 fn seed_body(random: &mut SplitMix) -> Vec<u8> {
     let position = if random.percent(5) { None } else { Some(seed_position(random, 0)) };
     match random.pick(&RPCS) {
-        Rpc::Solve => proto::SolveRequest { position, id: "fuzz".into() }.encode_to_vec(),
-        Rpc::BestMove => proto::BestMoveRequest { position }.encode_to_vec(),
+        Rpc::Solve => proto::SolveRequest { position, id: "fuzz".into(), ..Default::default() }.encode_to_vec(),
+        Rpc::BestMove => proto::BestMoveRequest { position, ..Default::default() }.encode_to_vec(),
         Rpc::Analyze => {
             let limit = random.pick(&[0, 1, 10, 1000, 1001, u32::MAX]);
             let query = position.as_ref().map(Message::encode_to_vec).unwrap_or_default();
@@ -288,7 +292,7 @@ fn seed_body(random: &mut SplitMix) -> Vec<u8> {
                 2 => "garbage".into(),
                 _ => String::new(),
             };
-            proto::AnalyzeRequest { position, limit, page_token, skip: 0 }.encode_to_vec()
+            proto::AnalyzeRequest { position, limit, page_token, skip: 0, ..Default::default() }.encode_to_vec()
         }
     }
 }
@@ -864,8 +868,11 @@ async fn fuzzed_requests_through_the_server_get_proper_statuses() {
 /// generator that silently produces nothing checkable).
 #[test]
 fn the_fuzz_checks_accept_a_valid_request() {
-    let body =
-        proto::BestMoveRequest { position: Some(board_position(vec!["0000".into(), "0000".into()])) }.encode_to_vec();
+    let body = proto::BestMoveRequest {
+        position: Some(board_position(vec!["0000".into(), "0000".into()])),
+        ..Default::default()
+    }
+    .encode_to_vec();
     check_body(&body).unwrap();
     let position: Position =
         nimber::wire::position_from_proto(Some(board_position(vec!["000".into(), "000".into()]))).unwrap();
@@ -1048,7 +1055,8 @@ fn a_long_invalid_code_reaches_a_c_core_client_as_invalid_argument() {
     let code = format!("0.{}", "7".repeat(8000));
     let rules = Some(proto::heaps::Rules::Code(code));
     let position = proto::Position { game: Some(P::Heaps(proto::Heaps { rules, heaps: vec![1] })) };
-    let request = proto::SolveRequest { position: Some(position), id: String::new() }.encode_to_vec();
+    let request =
+        proto::SolveRequest { position: Some(position), id: String::new(), ..Default::default() }.encode_to_vec();
     let script = format!(
         "source scripts/lib.sh && use_tools && python tests/fixtures/grpcio_call.py {} /nimber.v1.Solver/Solve {}",
         server.address(),

@@ -58,8 +58,11 @@ async fn special_cutting_positions_have_no_grundy_value() {
     assert_eq!((won.outcome(), won.grundy), (Outcome::NextPlayerWins, None));
     let over = client.solve(solve_request(cutting(&[(1, 1), (1, 5)]))).await.unwrap().into_inner();
     assert_eq!((over.outcome(), over.grundy), (Outcome::PreviousPlayerWins, None));
-    let best =
-        client.best_move(proto::BestMoveRequest { position: Some(cutting(&[(1, 1)])) }).await.unwrap().into_inner();
+    let best = client
+        .best_move(proto::BestMoveRequest { position: Some(cutting(&[(1, 1)])), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(best.r#move.is_none() && best.after.is_none());
 }
 
@@ -82,8 +85,11 @@ async fn check_best_move(
     client: &mut proto::solver_client::SolverClient<tonic::transport::Channel>,
     position: proto::Position,
 ) {
-    let best =
-        client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+    let best = client
+        .best_move(proto::BestMoveRequest { position: Some(position.clone()), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     let domain = nimber::wire::position_from_proto(Some(position.clone())).unwrap();
     let has_moves = !domain.moves().is_empty();
     assert_eq!(best.r#move.is_some(), has_moves, "{position:?}");
@@ -120,7 +126,7 @@ async fn bad_input_is_invalid_argument_naming_the_field_and_the_server_keeps_ser
     let mut client = server.client().await;
     // Each case: the request, a part of the message, and the field the BadRequest details name.
     let cases: Vec<(proto::SolveRequest, &str, &str)> = vec![
-        (proto::SolveRequest { position: None, id: String::new() }, "position", "position"),
+        (proto::SolveRequest { position: None, id: String::new(), ..Default::default() }, "position", "position"),
         (solve_request(proto::Position { game: None }), "position", "position"),
         (solve_request(cutting(&[(3, 0)])), "cutting.pieces[0].height", "cutting.pieces[0].height"),
         (solve_request(cutting(&vec![(2, 2); 100_001])), "100000", "cutting.pieces[100000]"),

@@ -41,8 +41,11 @@ async fn sums_are_the_xor_of_their_components_and_best_moves_win() {
         if let Some(expected) = expected {
             assert_eq!(answer.grundy, Some(expected), "{position:?}");
         }
-        let best =
-            client.best_move(proto::BestMoveRequest { position: Some(position.clone()) }).await.unwrap().into_inner();
+        let best = client
+            .best_move(proto::BestMoveRequest { position: Some(position.clone()), ..Default::default() })
+            .await
+            .unwrap()
+            .into_inner();
         if answer.outcome() == Outcome::NextPlayerWins {
             let Some(proto::Move { game: Some(proto::r#move::Game::Sum(sum_move)) }) = &best.r#move else {
                 panic!("a sum's move names its component: {best:?}");
@@ -71,7 +74,10 @@ async fn cutting_specials_decide_a_sum() {
     let over = solve(&mut client, sum(vec![walk.clone(), cutting(&[(1, 1)]), cutting(&[(1, 7)])])).await;
     assert_eq!((over.outcome(), over.grundy), (Outcome::PreviousPlayerWins, None));
     let best = client
-        .best_move(proto::BestMoveRequest { position: Some(sum(vec![walk.clone(), cutting(&[(1, 1)])])) })
+        .best_move(proto::BestMoveRequest {
+            position: Some(sum(vec![walk.clone(), cutting(&[(1, 1)])])),
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -108,7 +114,13 @@ async fn analyze_all(
     let mut token = String::new();
     let mut moves = Vec::new();
     loop {
-        let request = proto::AnalyzeRequest { position: Some(position.clone()), limit, page_token: token, skip: 0 };
+        let request = proto::AnalyzeRequest {
+            position: Some(position.clone()),
+            limit,
+            page_token: token,
+            skip: 0,
+            ..Default::default()
+        };
         let page = client.analyze(request).await.unwrap().into_inner();
         moves.extend(page.moves.iter().cloned());
         if page.next_page_token.is_empty() {
@@ -163,7 +175,13 @@ async fn analyze_counts_huge_move_sets_without_enumerating() {
             reclaimed: vec![proto::Cell { row: 3, column: 1 }],
         })),
     };
-    let request = proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5, page_token: String::new(), skip: 0 };
+    let request = proto::AnalyzeRequest {
+        position: Some(strip.clone()),
+        limit: 5,
+        page_token: String::new(),
+        skip: 0,
+        ..Default::default()
+    };
     let page = client.analyze(request).await.unwrap().into_inner();
     let domain = nimber::wire::position_from_proto(Some(strip.clone())).unwrap();
     assert_eq!(page.total_moves_exact, domain.moves().len().to_string());
@@ -172,8 +190,13 @@ async fn analyze_counts_huge_move_sets_without_enumerating() {
     assert_eq!(page.moves.len(), 5);
     assert!(!page.next_page_token.is_empty());
     // A limit past the maximum gets the maximum (AIP-158), as a page_size does everywhere.
-    let too_many =
-        proto::AnalyzeRequest { position: Some(strip.clone()), limit: 5000, page_token: String::new(), skip: 0 };
+    let too_many = proto::AnalyzeRequest {
+        position: Some(strip.clone()),
+        limit: 5000,
+        page_token: String::new(),
+        skip: 0,
+        ..Default::default()
+    };
     assert_eq!(client.analyze(too_many).await.unwrap().into_inner().moves.len(), 1000);
     // A token continues only the analysis of the position it was given for.
     let next = proto::AnalyzeRequest {
@@ -181,6 +204,7 @@ async fn analyze_counts_huge_move_sets_without_enumerating() {
         limit: 5,
         page_token: page.next_page_token.clone(),
         skip: 0,
+        ..Default::default()
     };
     let second = client.analyze(next).await.unwrap().into_inner();
     assert_eq!(second.moves.len(), 5);
@@ -188,7 +212,13 @@ async fn analyze_counts_huge_move_sets_without_enumerating() {
     let other =
         proto::Position { game: Some(P::Reclamation(proto::Reclamation { rows: u64::MAX, reclaimed: vec![] })) };
     for (position, token) in [(strip.clone(), "nonsense".to_string()), (other, page.next_page_token.clone())] {
-        let forged = proto::AnalyzeRequest { position: Some(position), limit: 5, page_token: token, skip: 0 };
+        let forged = proto::AnalyzeRequest {
+            position: Some(position),
+            limit: 5,
+            page_token: token,
+            skip: 0,
+            ..Default::default()
+        };
         let status = client.analyze(forged).await.unwrap_err();
         assert_eq!(status.code(), Code::InvalidArgument);
         assert!(status.message().contains("page_token"), "{status:?}");
@@ -211,7 +241,11 @@ async fn solve_stream_answers_in_order_with_ids_and_per_item_errors() {
         } else {
             random_component(&mut random)
         };
-        requests.push(proto::SolveRequest { position: Some(position), id: format!("item-{index}") });
+        requests.push(proto::SolveRequest {
+            position: Some(position),
+            id: format!("item-{index}"),
+            ..Default::default()
+        });
     }
     let mut responses = client.solve_stream(tokio_stream::iter(requests.clone())).await.unwrap().into_inner();
     let mut answered = 0;

@@ -294,7 +294,10 @@ async fn every_call_is_counted_once_with_its_final_code() {
     raw_unary(&send, "/nimber.v1.Solver/Solve", &[], &[0xff; 2000]).await;
     // A stream is one call; its items are counted apart.
     let mut client = server.client().await;
-    let items = [solve_request(cheap_position()), proto::SolveRequest { position: None, id: String::new() }];
+    let items = [
+        solve_request(cheap_position()),
+        proto::SolveRequest { position: None, id: String::new(), ..Default::default() },
+    ];
     let mut responses = client.solve_stream(tokio_stream::iter(items)).await.unwrap().into_inner();
     while responses.message().await.unwrap().is_some() {}
     // A call whose client goes away.
@@ -355,7 +358,7 @@ async fn a_stream_of_bad_items_writes_a_bounded_log_without_colour_codes() {
     let log = directory.path().join("server.log");
     let server = TestServer::builder().flags(&["--log-lines-per-second", "20"]).log("debug", &log).start();
     let mut client = server.client().await;
-    let items = (0..ITEMS).map(|_| proto::SolveRequest { position: None, id: String::new() });
+    let items = (0..ITEMS).map(|_| proto::SolveRequest { position: None, ..Default::default() });
     let mut responses = client.solve_stream(tokio_stream::iter(items)).await.unwrap().into_inner();
     let mut answered = 0;
     while let Some(response) = responses.message().await.unwrap() {
@@ -433,7 +436,7 @@ async fn a_stream_client_that_sends_everything_before_reading_gets_every_answer(
     let connection = tokio::spawn(connection);
     let (response, mut body) = open_solve_stream(&send).await;
     for n in 0..ITEMS {
-        let item = proto::SolveRequest { position: Some(cheap_position()), id: n.to_string() };
+        let item = proto::SolveRequest { position: Some(cheap_position()), id: n.to_string(), ..Default::default() };
         if let Err(error) = body.send_data(grpc_frame(&item), false) {
             panic!("item {n} not sent ({error:?}): the connection ended with {:?}", connection.await.unwrap());
         }

@@ -301,9 +301,11 @@ impl ExploreJob {
                 };
                 Job::HeapSequence(proto::HeapSequence { rules: Some(rules), up_to })
             }
-            ExploreJob::Solve { game, board } => {
-                Job::Solve(proto::SolveRequest { position: Some(game.position(board)), id: String::new() })
-            }
+            ExploreJob::Solve { game, board } => Job::Solve(proto::SolveRequest {
+                position: Some(game.position(board)),
+                id: String::new(),
+                ..Default::default()
+            }),
         };
         let mut request = proto::ExploreRequest { job: Some(job), ..Default::default() };
         // The same command gets the same job: a rerun continues (or prints) the earlier one.

@@ -149,6 +149,12 @@ pub enum Interrupted {
         /// The compute limit.
         limit: u64,
     },
+    /// Misère play is searched move by move, and the position's play may be longer than `limit`
+    /// moves, more than the search goes ([`crate::games::misere::MOST_MOVES_DEEP`]).
+    PastMisereDepth {
+        /// The most moves deep the search goes.
+        limit: usize,
+    },
 }
 
 impl std::fmt::Display for Interrupted {
@@ -161,6 +167,11 @@ impl std::fmt::Display for Interrupted {
                 "the answer needs values past the compute limit ({limit}, --max-heap-compute) and no period is \
                  proven for them; they are known for every heap below {known}; to extend them, run an Explore \
                  heapSequence job (or raise --max-heap-compute)"
+            ),
+            Interrupted::PastMisereDepth { limit } => write!(
+                f,
+                "misère play is searched move by move (no rule answers this position in misère play), and its \
+                 play may be longer than {limit} moves, more than the search goes"
             ),
         }
     }

@@ -8,6 +8,7 @@ mod position;
 pub use self::position::*;
 pub mod registry;
 mod served;
+pub use self::misere::Answer as MisereAnswer;
 pub use self::served::{Lookup, ServedGame, Sizes, Wire};
 
 pub mod analysis;
@@ -19,6 +20,7 @@ pub mod heap;
 pub mod kernel;
 #[cfg(test)]
 pub(crate) mod memory_memo;
+pub mod misere;
 #[cfg(test)]
 pub(crate) mod move_set_tests;
 pub mod node_kayles;

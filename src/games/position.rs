@@ -37,8 +37,9 @@ impl Work {
 macro_rules! define_positions {
     ($($game:ident($position:ty) = $tag:literal,)*) => {
         /// A position of any game, or a sum of positions. A game's position is shared (`Arc`): a
-        /// sum's moves copy its other components for free.
-        #[derive(Clone, Debug)]
+        /// sum's moves copy its other components for free. Equal positions are the same position
+        /// as given (not up to symmetry).
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
         pub enum Position {
             $(
                 #[doc = concat!("A position of the game `", stringify!($game), "`.")]

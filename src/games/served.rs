@@ -11,7 +11,9 @@ use crate::random::SplitMix;
 /// A game as nimber serves it: a component of any sum, with the cost model the service schedules
 /// by, and (through [`Wire`]) its protobuf messages. Everything the service and the jobs
 /// runner need to know of a game is here, so that neither names one.
-pub trait ServedGame: Game<Value: ComponentValue, Move: Send + Sync> + std::fmt::Debug + Send + Sync + 'static {
+pub trait ServedGame:
+    Game<Value: ComponentValue, Move: Send + Sync> + std::fmt::Debug + Eq + std::hash::Hash + Send + Sync + 'static
+{
     /// The game's field in `Position`'s `game` oneof (`stone_boxes`): the start of the field
     /// paths in its errors.
     const NAME: &'static str;

@@ -119,7 +119,7 @@ impl SetupError for SumError {
 display_setup_error!(SumError);
 
 /// A disjunctive sum of positions, none of which is itself a sum.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Sum {
     components: Vec<Position>,
 }

@@ -591,7 +591,8 @@ mod tests {
 
     /// The scan's verdict, and the convert layer's (which checks the domain's limits, not the items).
     fn both(position: proto::Position) -> (Result<(), String>, Result<(), String>) {
-        let body = proto::SolveRequest { position: Some(position.clone()), id: "x".into() }.encode_to_vec();
+        let body = proto::SolveRequest { position: Some(position.clone()), id: "x".into(), ..Default::default() }
+            .encode_to_vec();
         let scanned = proto::SolveRequest::check(&body).map_err(|error| error.message);
         let converted = position_from_proto(Some(position)).map(drop).map_err(|error| error.message);
         (scanned, converted)
@@ -632,7 +633,9 @@ mod tests {
         }
         // Unknown varint, fixed64, fixed32 fields and a group, then a position.
         let mut body = vec![0x78, 0x96, 0x01, 0x79, 0, 0, 0, 0, 0, 0, 0, 0, 0x7d, 0, 0, 0, 0, 0x7b, 0x08, 0x01, 0x7c];
-        body.extend(proto::SolveRequest { position: Some(cutting(3)), id: String::new() }.encode_to_vec());
+        body.extend(
+            proto::SolveRequest { position: Some(cutting(3)), id: String::new(), ..Default::default() }.encode_to_vec(),
+        );
         assert_eq!(proto::SolveRequest::check(&body), Ok(()));
         assert_eq!(proto::SolveRequest::decode(body.as_slice()).unwrap().position, Some(cutting(3)));
     }

@@ -13,7 +13,7 @@ use tonic::{Request, Response, Status};
 use crate::cache::Store;
 use crate::games::analysis;
 use crate::games::sum::SumValue;
-use crate::games::{Budget, Game, Interrupted, Memo, Position, SearchContext, Stats};
+use crate::games::{Budget, Game, Interrupted, Memo, MisereAnswer, Position, SearchContext, Stats};
 use crate::invalid_argument::InvalidArgument;
 use crate::logging::code_name;
 use crate::metrics::Metrics;
@@ -69,7 +69,9 @@ impl ServiceError {
                 tonic::Code::DeadlineExceeded
             }
             ServiceError::Interrupted(Interrupted::Cancelled) => tonic::Code::Cancelled,
-            ServiceError::Interrupted(Interrupted::PastComputeLimit { .. }) => tonic::Code::FailedPrecondition,
+            ServiceError::Interrupted(Interrupted::PastComputeLimit { .. } | Interrupted::PastMisereDepth { .. }) => {
+                tonic::Code::FailedPrecondition
+            }
             ServiceError::Overloaded => tonic::Code::ResourceExhausted,
             ServiceError::Internal(_) => tonic::Code::Internal,
         }
@@ -205,6 +207,10 @@ impl SolverService {
         deadline: Instant,
     ) -> Result<proto::SolveResponse, ServiceError> {
         let position = wire::position_from_proto(request.position)?;
+        if wire::misere_from_proto(request.play, &position)? {
+            let (answer, stats, elapsed) = self.misere(position, deadline).await?;
+            return Ok(proto::SolveResponse { id: request.id, ..wire::misere_solve_response(&answer, stats, elapsed) });
+        }
         let cheap = position.is_cheap();
         let warm = match position.needs_search() {
             true => self.value_without_search(&position).await,
@@ -215,6 +221,17 @@ impl SolverService {
             None => self.run(position.clone(), cheap, deadline, |position, context| position.value(context)).await?,
         };
         Ok(proto::SolveResponse { id: request.id, ..wire::solve_response(&position, value, stats, elapsed) })
+    }
+
+    /// Who wins `position` in misère play: by a rule at once (on the async runtime), else by a
+    /// search within `deadline` in an expensive-solve slot.
+    async fn misere(
+        &self,
+        position: Position,
+        deadline: Instant,
+    ) -> Result<(MisereAnswer, Stats, Duration), ServiceError> {
+        let cheap = position.has_misere_rule();
+        self.run(position, cheap, deadline, Position::misere).await
     }
 
     /// The value of a position that needs no search (the memo holds all its searched
@@ -243,6 +260,10 @@ impl SolverService {
         deadline: Instant,
     ) -> Result<proto::BestMoveResponse, ServiceError> {
         let position = wire::position_from_proto(request.position)?;
+        if wire::misere_from_proto(request.play, &position)? {
+            let (answer, stats, elapsed) = self.misere(position.clone(), deadline).await?;
+            return Ok(wire::misere_best_move_response(&position, &answer, stats, elapsed));
+        }
         let cheap = position.is_cheap();
         let ((value, best), stats, elapsed) =
             self.run(position.clone(), cheap, deadline, |position, context| position.best_move(context)).await?;
@@ -258,6 +279,13 @@ impl SolverService {
         // A page token continues the analysis of this very position.
         let query = request.position.as_ref().map(prost::Message::encode_to_vec).unwrap_or_default();
         let position = wire::position_from_proto(request.position)?;
+        if request.play != proto::Play::Normal as i32 {
+            return Err(InvalidArgument::field(
+                "play",
+                "must be PLAY_NORMAL: Analyze answers normal play only so far (Solve and BestMove answer misère play)",
+            )
+            .into());
+        }
         let (offset, limit) = wire::page_from_proto(request.limit, &request.page_token, &query)?;
         let offset = offset.saturating_add(u128::from(request.skip));
         // Analysis evaluates up to thousands of moves: inline only when there are few.

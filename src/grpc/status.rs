@@ -37,7 +37,9 @@ impl From<ServiceError> for Status {
                     .into()
             }
             ServiceError::Interrupted(Interrupted::Cancelled) => "the call was cancelled".into(),
-            ServiceError::Interrupted(past @ Interrupted::PastComputeLimit { .. }) => past.to_string(),
+            ServiceError::Interrupted(past @ (Interrupted::PastComputeLimit { .. } | Interrupted::PastMisereDepth { .. })) => {
+                past.to_string()
+            }
             ServiceError::Overloaded => {
                 "every slot for expensive solves stayed busy until the deadline (see --max-expensive-solves); retry later"
                     .into()

@@ -48,6 +48,18 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
         }
         Ok(Box::new(position))
     };
+    let normal_play = |job: &str, play: i32| match play == proto::Play::Normal as i32 {
+        true => Ok(()),
+        false => Err(InvalidArgument::field(
+            format!("{job}.play"),
+            "must be PLAY_NORMAL: jobs answer normal play only so far (Solve and BestMove answer misère play)",
+        )),
+    };
+    match &job {
+        ProtoJob::Solve(solve) => normal_play("solve", solve.play)?,
+        ProtoJob::BestMove(best) => normal_play("best_move", best.play)?,
+        _ => {}
+    }
     Ok(match job {
         ProtoJob::Solve(solve) => Job::Solve(divided(
             super::position_from_proto(solve.position).map_err(|error| in_position("solve", error))?,

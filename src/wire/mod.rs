@@ -8,6 +8,7 @@
 pub mod job;
 
 use crate::games::analysis::{self, Analysis};
+use crate::games::misere;
 use crate::games::registry::with_games;
 use crate::games::sum::Sum;
 use crate::games::sum::SumValue;
@@ -139,6 +140,7 @@ pub fn solve_response(
         id: String::new(),
         error: None,
         heap_values: heap_values_to_proto(position),
+        misere: None,
     }
 }
 
@@ -158,6 +160,78 @@ pub fn best_move_response(
         after: best.map(|mv| position_to_proto(&position.play_unchecked(&mv))),
         stats: Some(stats_to_proto(stats, elapsed)),
         heap_values: heap_values_to_proto(position),
+        misere: None,
+    }
+}
+
+/// Whether a request's `play` asks for misère play, for `position` (which must have a misère
+/// form: the cutting game has none). An unknown value is INVALID_ARGUMENT naming `play`.
+pub fn misere_from_proto(play: i32, position: &Position) -> Result<bool, InvalidArgument> {
+    match proto::Play::try_from(play) {
+        Ok(proto::Play::Normal) => Ok(false),
+        Ok(proto::Play::Misere) if position.has_misere_form() => Ok(true),
+        Ok(proto::Play::Misere) => Err(InvalidArgument::field(
+            "play",
+            "is PLAY_MISERE, which the cutting game does not have: its winner is who cuts out a 1×1 piece, not who \
+             moves last",
+        )),
+        Err(_) => {
+            Err(InvalidArgument::field("play", format!("is {play}; it must be PLAY_NORMAL (0) or PLAY_MISERE (1)")))
+        }
+    }
+}
+
+/// What a misère answer rests on, as answers give it.
+fn misere_basis_to_proto(basis: misere::Basis) -> proto::MisereBasis {
+    use proto::misere_basis::Basis;
+    proto::MisereBasis {
+        basis: Some(match basis {
+            misere::Basis::NimRule => Basis::Rule("misère Nim (Bouton 1902)".into()),
+            misere::Basis::Search { positions } => Basis::Search(proto::MisereSearch { positions }),
+        }),
+    }
+}
+
+/// The protobuf outcome of a misère answer.
+fn misere_outcome_to_proto(answer: &misere::Answer) -> proto::Outcome {
+    match answer.next_player_wins {
+        true => proto::Outcome::NextPlayerWins,
+        false => proto::Outcome::PreviousPlayerWins,
+    }
+}
+
+/// The answer of Solve in misère play: the outcome and what it rests on (no Grundy value).
+pub fn misere_solve_response(
+    answer: &misere::Answer,
+    stats: Stats,
+    elapsed: std::time::Duration,
+) -> proto::SolveResponse {
+    proto::SolveResponse {
+        outcome: misere_outcome_to_proto(answer) as i32,
+        stats: Some(stats_to_proto(stats, elapsed)),
+        misere: Some(misere_basis_to_proto(answer.basis)),
+        ..Default::default()
+    }
+}
+
+/// The answer of BestMove in misère play for `position`: the outcome, a winning move when there is
+/// one (else the first legal move, as in normal play), the position after it, and what the answer
+/// rests on.
+pub fn misere_best_move_response(
+    position: &Position,
+    answer: &misere::Answer,
+    stats: Stats,
+    elapsed: std::time::Duration,
+) -> proto::BestMoveResponse {
+    let best = answer.winning_move.clone().or_else(|| position.moves().get(0));
+    proto::BestMoveResponse {
+        outcome: misere_outcome_to_proto(answer) as i32,
+        grundy: None,
+        r#move: best.as_ref().map(move_to_proto),
+        after: best.map(|mv| position_to_proto(&position.play_unchecked(&mv))),
+        stats: Some(stats_to_proto(stats, elapsed)),
+        heap_values: Vec::new(),
+        misere: Some(misere_basis_to_proto(answer.basis)),
     }
 }
 

@@ -308,7 +308,7 @@ pub async fn wait_until(limit: Duration, what: &str, mut condition: impl AsyncFn
 
 /// A Solve request for `position` with no id.
 pub fn solve_request(position: nimber::proto::Position) -> nimber::proto::SolveRequest {
-    nimber::proto::SolveRequest { position: Some(position), id: String::new() }
+    nimber::proto::SolveRequest { position: Some(position), id: String::new(), ..Default::default() }
 }
 
 /// The engine's own value of a position, computed in this process with no cache.

@@ -289,12 +289,13 @@ async fn call(shared: &Shared, clients: &mut Clients, sequence: u64) -> Result<(
             answer.get_ref().status == tonic_health::pb::health_check_response::ServingStatus::Serving as i32
         }
         Rpc::Solve => {
-            let message = proto::SolveRequest { position: Some(shared.positions.get(sequence)), id: String::new() };
+            let message = proto::SolveRequest { position: Some(shared.positions.get(sequence)), ..Default::default() };
             let answer = clients.solver.solve(request(message, shared.timeout)).await.map_err(failed)?;
             valid_outcome(answer.get_ref().outcome)
         }
         Rpc::BestMove => {
-            let message = proto::BestMoveRequest { position: Some(shared.positions.get(sequence)) };
+            let message =
+                proto::BestMoveRequest { position: Some(shared.positions.get(sequence)), ..Default::default() };
             let answer = clients.solver.best_move(request(message, shared.timeout)).await.map_err(failed)?;
             valid_outcome(answer.get_ref().outcome)
         }
@@ -302,8 +303,7 @@ async fn call(shared: &Shared, clients: &mut Clients, sequence: u64) -> Result<(
             let message = proto::AnalyzeRequest {
                 position: Some(shared.positions.get(sequence)),
                 limit: 10,
-                page_token: String::new(),
-                skip: 0,
+                ..Default::default()
             };
             let answer = clients.solver.analyze(request(message, shared.timeout)).await.map_err(failed)?;
             valid_outcome(answer.get_ref().outcome)
@@ -349,8 +349,11 @@ async fn run_stream(
                     measured += 1;
                 }
                 let sequence = shared.sequence.fetch_add(1, Ordering::Relaxed);
-                let item =
-                    proto::SolveRequest { position: Some(shared.positions.get(sequence)), id: sequence.to_string() };
+                let item = proto::SolveRequest {
+                    position: Some(shared.positions.get(sequence)),
+                    id: sequence.to_string(),
+                    ..Default::default()
+                };
                 if sent.send((sequence, now)).is_err() || items.send(item).await.is_err() {
                     break;
                 }

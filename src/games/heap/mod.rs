@@ -121,7 +121,7 @@ impl SetupError for HeapsError {
 display_setup_error!(HeapsError);
 
 /// The rules as they were given, so that a position is sent back as it came.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Given {
     Code(String),
     Subtraction { take: Vec<u64>, all_but: bool },
@@ -142,7 +142,7 @@ impl std::fmt::Display for Given {
 }
 
 /// A position of a heap game: its rules and its heaps.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Heaps {
     given: Given,
     rules: Arc<Rules>,
@@ -165,7 +165,7 @@ pub struct HeapMove {
 
 impl HeapMove {
     /// Taking `take` from heap `heap`, leaving the heaps `left` (at most three, ascending).
-    fn new(heap: usize, take: u64, left: &[u64]) -> Self {
+    pub(crate) fn new(heap: usize, take: u64, left: &[u64]) -> Self {
         let mut leave = [0; 3];
         leave[..left.len()].copy_from_slice(left);
         HeapMove { heap, take, left: left.len() as u8, leave }
@@ -232,6 +232,22 @@ impl Heaps {
     /// The heaps.
     pub fn heaps(&self) -> &[u64] {
         &self.heaps
+    }
+
+    /// The heaps `heaps` under the take-and-break code `code` (`0.77`), as a `Heaps` message with
+    /// that code gives it.
+    pub fn with_code(code: &str, heaps: Vec<u64>) -> Result<Self, HeapsError> {
+        Heaps::new(Given::Code(code.into()), Rules::code(code)?, heaps)
+    }
+
+    /// Nim on the heaps `heaps`.
+    pub fn nim(heaps: Vec<u64>) -> Result<Self, HeapsError> {
+        Heaps::new(Given::Nim, Rules::nim(), heaps)
+    }
+
+    /// Whether the rules are Nim's (however they were given).
+    pub fn is_nim(&self) -> bool {
+        self.rules.is_nim()
     }
 
     /// The values of the rules, known at least up to `largest`: from the in-process cache, else

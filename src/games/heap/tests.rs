@@ -73,12 +73,7 @@ fn brute_force(code: &str, n: u64, memo: &mut HashMap<u64, u64>) -> u64 {
 }
 
 fn heaps(code: &str, heaps: Vec<u64>) -> Heaps {
-    code_heaps(code, heaps).expect("valid")
-}
-
-/// The position of `heaps` under the rules of `code`, as a `Heaps` message with that code gives it.
-fn code_heaps(code: &str, heaps: Vec<u64>) -> Result<Heaps, HeapsError> {
-    Heaps::new(Given::Code(code.into()), Rules::code(code)?, heaps)
+    Heaps::with_code(code, heaps).expect("valid")
 }
 
 fn sequence(code: &str, len: u64) -> Sequence {
@@ -282,7 +277,7 @@ fn heaps_of_any_size_are_answered_under_a_proven_period() {
     let after = position.play_unchecked(&best.expect("a winning move"));
     assert_eq!(after.value(&mut context), Ok(0));
     // Nim: G(n) = n.
-    let nim = Heaps::new(Given::Nim, Rules::nim(), vec![u64::MAX, 5]).unwrap();
+    let nim = Heaps::nim(vec![u64::MAX, 5]).unwrap();
     assert_eq!(nim.value(&mut context), Ok(u64::MAX ^ 5));
     let best = nim.best_move(&mut context).unwrap().1.expect("a winning move");
     assert_eq!(nim.play_unchecked(&best).value(&mut context), Ok(0));
@@ -342,8 +337,8 @@ fn heaps_past_the_compute_limit_are_refused_where_no_period_can_be_proven() {
     assert!(matches!(refused, Interrupted::PastComputeLimit { limit, .. } if limit == max_heap_compute()));
     assert!(refused.to_string().contains("an Explore heapSequence job"), "{refused}");
     assert_eq!(context.stats.positions_computed, 0);
-    assert!(code_heaps("0.77", vec![u64::MAX]).is_ok());
-    let too_many = code_heaps("0.77", vec![1; MAX_HEAPS + 1]).unwrap_err();
+    assert!(Heaps::with_code("0.77", vec![u64::MAX]).is_ok());
+    let too_many = Heaps::with_code("0.77", vec![1; MAX_HEAPS + 1]).unwrap_err();
     assert_eq!(too_many, HeapsError::TooManyHeaps(MAX_HEAPS + 1));
 }
 

@@ -125,7 +125,7 @@ impl SetupError for GraphError {
 display_setup_error!(GraphError);
 
 /// A graph of at most [`MAX_VERTICES`] vertices, simple by construction: a Node Kayles position.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Graph {
     /// `neighbours[u]` bit `w`: an edge between the 0-based vertices `u` and `w`.
     neighbours: Vec<u128>,

@@ -179,9 +179,9 @@ impl RunnerState {
                 ExploreState::Failed,
                 Some(status(tonic::Code::DeadlineExceeded, "the job ran for its max_duration without finishing")),
             ),
-            Ok(Err(Stopped::Interrupted(past @ Interrupted::PastComputeLimit { .. }))) => {
-                record.finish(ExploreState::Failed, Some(status(tonic::Code::FailedPrecondition, past.to_string())))
-            }
+            Ok(Err(Stopped::Interrupted(
+                past @ (Interrupted::PastComputeLimit { .. } | Interrupted::PastMisereDepth { .. }),
+            ))) => record.finish(ExploreState::Failed, Some(status(tonic::Code::FailedPrecondition, past.to_string()))),
             Ok(Err(Stopped::Invalid(message))) => {
                 record.finish(ExploreState::Failed, Some(status(tonic::Code::InvalidArgument, message)))
             }

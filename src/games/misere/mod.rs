@@ -1,0 +1,225 @@
+//! Misère play: the player who cannot move wins, so whoever makes the last move loses. A sum's
+//! outcome is not the XOR of its components' Grundy values as in normal play, so an answer rests
+//! on a rule proven for the position's kind ([`Basis::NimRule`]), else on a search of the whole
+//! sum under the misère rule ([`Basis::Search`]), bounded by the solve's budget like every search.
+//!
+//! **Misère Nim** (C. L. Bouton, *Nim, a game with a complete mathematical theory*, Annals of
+//! Mathematics 3 (1901–02), 35–39). The player to move loses exactly in the positions `P`:
+//! (a) every heap has at most one token and an odd number of heaps has one, or (b) some heap has
+//! two or more tokens and the heaps' XOR is 0.
+//! *Proof.* From (a) every move leaves heaps of at most one token, an even number of them ones:
+//! not in `P`. In (b) a heap of two or more has its highest bit cancelled by another heap, so two
+//! heaps have two or more; a move changes one heap, so it leaves a heap of two or more and a
+//! nonzero XOR: not in `P`. From outside `P` there is a move into it (or no move at all, which
+//! wins): with every heap at most one and an even, nonzero number of ones, take a one (a); with
+//! exactly one heap of two or more, leave it at 0 or 1 so that the ones are odd (a); with two or
+//! more such heaps and a nonzero XOR, Nim's move to XOR 0 leaves one of them whole (b).
+
+use std::collections::HashMap;
+
+use super::heap::{HeapMove, Heaps};
+use super::sum::SumMove;
+use super::{Game, Interrupted, Move, MoveSet, Position, SearchContext};
+
+/// The most moves deep a misère search goes: a position whose play may be longer than this (a
+/// large heap, a long walk) is not searched ([`Interrupted::PastMisereDepth`]).
+pub const MOST_MOVES_DEEP: usize = 1 << 12;
+
+/// How often (in positions) the search checks its budget.
+const CHECK_INTERVAL: u64 = 1 << 10;
+
+/// What a misère answer rests on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// Bouton's rule for misère Nim (proved in the module's documentation), on heaps of any size.
+    NimRule,
+    /// A search of the whole sum, which found the outcome of `positions` positions.
+    Search {
+        /// Positions whose outcome the search found (its table's entries).
+        positions: u64,
+    },
+}
+
+/// Who wins a position in misère play, a winning move, and what the answer rests on.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    /// Whether the player to move wins.
+    pub next_player_wins: bool,
+    /// A winning move, when the player to move wins by moving (none when they win because they
+    /// cannot move, or lose).
+    pub winning_move: Option<Move>,
+    /// What the answer rests on.
+    pub basis: Basis,
+}
+
+impl Position {
+    /// Who wins the position in misère play, and a winning move: by Bouton's rule when every
+    /// component is Nim, else by a search of the whole sum. The cutting game is not played to a
+    /// last move (who cuts out a 1×1 piece wins), so it has no misère form:
+    /// [`Position::has_misere_form`] says so first.
+    pub fn misere(&self, context: &mut SearchContext) -> Result<Answer, Interrupted> {
+        if let Some(heaps) = nim_heaps(self) {
+            let (next_player_wins, winning) = nim_rule(&heaps);
+            let winning_move = winning.map(|(at, left)| nim_move(self, &heaps, at, left));
+            return Ok(Answer { next_player_wins, winning_move, basis: Basis::NimRule });
+        }
+        Search::new(context).answer(self)
+    }
+
+    /// Whether a rule answers the position in misère play at once (no search).
+    pub fn has_misere_rule(&self) -> bool {
+        nim_heaps(self).is_some()
+    }
+
+    /// Whether every component is played to a last move, so that misère play means something for
+    /// it (the cutting game's winner is whoever cuts out a 1×1 piece).
+    pub fn has_misere_form(&self) -> bool {
+        match self {
+            Position::Cutting(_) => false,
+            Position::Sum(sum) => sum.components().iter().all(Position::has_misere_form),
+            _ => true,
+        }
+    }
+}
+
+/// Every heap of `position` with its place (component, heap), if every component is Nim.
+fn nim_heaps(position: &Position) -> Option<Vec<(usize, usize, u64)>> {
+    fn one(component: usize, heaps: &Heaps, all: &mut Vec<(usize, usize, u64)>) -> Option<()> {
+        heaps.is_nim().then(|| all.extend(heaps.heaps().iter().enumerate().map(|(i, &n)| (component, i, n))))
+    }
+    let mut all = Vec::new();
+    match position {
+        Position::Heaps(heaps) => one(0, heaps, &mut all)?,
+        Position::Sum(sum) => {
+            for (component, part) in sum.components().iter().enumerate() {
+                let Position::Heaps(heaps) = part else { return None };
+                one(component, heaps, &mut all)?;
+            }
+        }
+        _ => return None,
+    }
+    Some(all)
+}
+
+/// Bouton's misère rule on `heaps`: whether the player to move wins, and a winning move as
+/// (index into `heaps`, tokens left in that heap) when one is needed.
+fn nim_rule(heaps: &[(usize, usize, u64)]) -> (bool, Option<(usize, u64)>) {
+    let large: Vec<usize> = (0..heaps.len()).filter(|&i| heaps[i].2 >= 2).collect();
+    let ones = heaps.iter().filter(|heap| heap.2 == 1).count();
+    match large.as_slice() {
+        [] if ones % 2 == 1 => (false, None),
+        [] => (true, heaps.iter().position(|heap| heap.2 == 1).map(|at| (at, 0))),
+        &[only] => (true, Some((only, u64::from(ones % 2 == 0)))),
+        _ => {
+            let xor = heaps.iter().fold(0, |xor, heap| xor ^ heap.2);
+            let at = (xor != 0).then(|| (0..heaps.len()).find(|&i| heaps[i].2 ^ xor < heaps[i].2)).flatten();
+            (xor != 0, at.map(|at| (at, heaps[at].2 ^ xor)))
+        }
+    }
+}
+
+/// The move of `position` that leaves `left` tokens in heap `heaps[at]`.
+fn nim_move(position: &Position, heaps: &[(usize, usize, u64)], at: usize, left: u64) -> Move {
+    let (component, heap, size) = heaps[at];
+    let leave: &[u64] = if left == 0 { &[] } else { &[left] };
+    let mv = Move::Heaps(HeapMove::new(heap, size - left, leave));
+    match position {
+        Position::Sum(_) => Move::Sum(SumMove { component, mv: Box::new(mv) }),
+        _ => mv,
+    }
+}
+
+/// A search of a whole position under the misère rule: depth first, with a stack of its own (so
+/// a long game never overflows the thread's), and the outcome of every position found kept in a
+/// table of at most a quarter of the solve's table entries (a position is its own key, a few
+/// table entries' bytes); past it, found outcomes are not kept.
+struct Search<'c, 'm> {
+    context: &'c mut SearchContext<'m>,
+    /// Whether the player to move wins, for every position found.
+    found: HashMap<Position, bool>,
+    visited: u64,
+}
+
+/// A position on the search's stack and the next of its moves to try.
+struct Frame {
+    position: Position,
+    moves: MoveSet<Move>,
+    next: u128,
+}
+
+impl<'c, 'm> Search<'c, 'm> {
+    fn new(context: &'c mut SearchContext<'m>) -> Self {
+        Search { context, found: HashMap::new(), visited: 0 }
+    }
+
+    /// The answer for `position`: its outcome, and its first winning move in move order.
+    fn answer(mut self, position: &Position) -> Result<Answer, Interrupted> {
+        let moves = position.moves();
+        let mut winning_move = None;
+        for mv in moves.iter() {
+            if !self.next_player_wins(position.play_unchecked(&mv))? {
+                winning_move = Some(mv);
+                break;
+            }
+        }
+        let next_player_wins = moves.is_empty() || winning_move.is_some();
+        let positions = self.found.len() as u64;
+        self.context.stats.positions_computed += positions;
+        Ok(Answer { next_player_wins, winning_move, basis: Basis::Search { positions } })
+    }
+
+    /// Whether the player to move wins `root` in misère play: they do when they cannot move, or
+    /// when some move leaves a position the next player loses.
+    fn next_player_wins(&mut self, root: Position) -> Result<bool, Interrupted> {
+        if let Some(&wins) = self.found.get(&root) {
+            self.context.stats.cache_hits += 1;
+            return Ok(wins);
+        }
+        let mut stack = vec![Frame { moves: root.moves(), position: root, next: 0 }];
+        // The outcome of the frame just finished, for its parent.
+        let mut finished: Option<bool> = None;
+        loop {
+            let Some(top) = stack.last_mut() else { unreachable!("the root is answered before it is popped") };
+            let outcome = match finished.take() {
+                // The option just searched is lost for its mover's opponent: this position wins.
+                Some(false) => Some(true),
+                _ if top.next == top.moves.len() => Some(top.moves.is_empty()),
+                _ => None,
+            };
+            if let Some(wins) = outcome {
+                let done = stack.pop().expect("the top frame");
+                self.remember(done.position, wins);
+                if stack.is_empty() {
+                    return Ok(wins);
+                }
+                finished = Some(wins);
+                continue;
+            }
+            let Some(mv) = top.moves.get(top.next) else { unreachable!("below the count") };
+            top.next += 1;
+            let option = top.position.play_unchecked(&mv);
+            self.visited += 1;
+            if self.visited.is_multiple_of(CHECK_INTERVAL) {
+                self.context.budget.check()?;
+            }
+            if let Some(&wins) = self.found.get(&option) {
+                self.context.stats.cache_hits += 1;
+                finished = Some(wins);
+                continue;
+            }
+            if stack.len() >= MOST_MOVES_DEEP {
+                return Err(Interrupted::PastMisereDepth { limit: MOST_MOVES_DEEP });
+            }
+            stack.push(Frame { moves: option.moves(), position: option, next: 0 });
+        }
+    }
+
+    fn remember(&mut self, position: Position, wins: bool) {
+        if self.found.len() < self.context.table_limit / 4 {
+            self.found.insert(position, wins);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,263 @@
+//! Misère answers against a brute force written from the rules alone (not from the games' move
+//! generators): Nim, Kayles (0.77), Node Kayles on graphs and Cram on small boards, alone and in
+//! random sums of up to four components of mixed games.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::games::cram;
+use crate::games::node_kayles::Graph;
+use crate::games::sum::Sum;
+use crate::random::SplitMix;
+
+/// A small position written from its game's rules, for the brute force.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Rules {
+    /// Nim: take any number of tokens from one heap.
+    Nim(Vec<u64>),
+    /// Kayles (0.77): knock down one pin or two adjacent pins of a row, which may split it in two.
+    Kayles(Vec<u64>),
+    /// Node Kayles: choose a vertex left, which goes with its neighbours (`neighbours[v]`, bits).
+    NodeKayles { neighbours: Vec<u32>, left: u32 },
+    /// Cram: cover two free cells side by side (cell `r * columns + c`, bit set when free).
+    Cram { rows: usize, columns: usize, free: u32 },
+}
+
+impl Rules {
+    /// Every position one move leads to.
+    fn options(&self) -> Vec<Rules> {
+        let heap_options = |heaps: &[u64], leaves: &dyn Fn(u64) -> Vec<Vec<u64>>| {
+            let mut all = Vec::new();
+            for (i, &n) in heaps.iter().enumerate() {
+                for left in leaves(n) {
+                    let mut next: Vec<u64> =
+                        heaps.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &m)| m).collect();
+                    next.extend(left.into_iter().filter(|&m| m > 0));
+                    next.sort_unstable();
+                    all.push(next);
+                }
+            }
+            all
+        };
+        match self {
+            Rules::Nim(heaps) => {
+                heap_options(heaps, &|n| (0..n).map(|m| vec![m]).collect()).into_iter().map(Rules::Nim).collect()
+            }
+            Rules::Kayles(heaps) => heap_options(heaps, &|n| {
+                let mut rows = Vec::new();
+                for down in 1..=2.min(n) {
+                    for a in 0..=n - down {
+                        rows.push(vec![a, n - down - a]);
+                    }
+                }
+                rows
+            })
+            .into_iter()
+            .map(Rules::Kayles)
+            .collect(),
+            Rules::NodeKayles { neighbours, left } => (0..neighbours.len())
+                .filter(|&v| left >> v & 1 == 1)
+                .map(|v| Rules::NodeKayles { neighbours: neighbours.clone(), left: left & !(neighbours[v] | 1 << v) })
+                .collect(),
+            &Rules::Cram { rows, columns, free } => {
+                let mut all = Vec::new();
+                for r in 0..rows {
+                    for c in 0..columns {
+                        let cell = 1u32 << (r * columns + c);
+                        for other in [(c + 1 < columns).then_some(cell << 1), (r + 1 < rows).then_some(cell << columns)]
+                        {
+                            if let Some(other) = other.filter(|&other| free & cell != 0 && free & other != 0) {
+                                all.push(Rules::Cram { rows, columns, free: free & !cell & !other });
+                            }
+                        }
+                    }
+                }
+                all
+            }
+        }
+    }
+
+    /// The same position as nimber's engine takes it.
+    fn position(&self) -> Position {
+        match self {
+            Rules::Nim(heaps) => Heaps::nim(heaps.clone()).expect("valid").into(),
+            Rules::Kayles(heaps) => Heaps::with_code("0.77", heaps.clone()).expect("valid").into(),
+            Rules::NodeKayles { neighbours, left } => {
+                let kept: Vec<usize> = (0..neighbours.len()).filter(|&v| left >> v & 1 == 1).collect();
+                let number = |v: usize| kept.iter().position(|&k| k == v).map(|i| i as u32 + 1);
+                let mut edges = Vec::new();
+                for (i, &u) in kept.iter().enumerate() {
+                    for &w in &kept[i + 1..] {
+                        if neighbours[u] >> w & 1 == 1 {
+                            edges.push((number(u).unwrap(), number(w).unwrap()));
+                        }
+                    }
+                }
+                Graph::new(kept.len() as u32, &edges).expect("valid").into()
+            }
+            &Rules::Cram { rows, columns, free } => {
+                let row = |r: usize| {
+                    (0..columns).map(|c| if free >> (r * columns + c) & 1 == 1 { '0' } else { '1' }).collect()
+                };
+                cram::Board::new(&(0..rows).map(row).collect::<Vec<String>>()).expect("valid").into()
+            }
+        }
+    }
+}
+
+/// Misère outcomes of sums of [`Rules`] positions, from the rules alone: the player to move wins
+/// when they cannot move, or when some move leaves the other player a loss.
+#[derive(Default)]
+struct BruteForce(HashMap<Vec<Rules>, bool>);
+
+impl BruteForce {
+    fn next_player_wins(&mut self, sum: &[Rules]) -> bool {
+        let mut key = sum.to_vec();
+        key.sort_by_key(|part| format!("{part:?}"));
+        if let Some(&wins) = self.0.get(&key) {
+            return wins;
+        }
+        let mut wins = true;
+        for (i, part) in sum.iter().enumerate() {
+            for option in part.options() {
+                wins = false;
+                let mut next = sum.to_vec();
+                next[i] = option;
+                if !self.next_player_wins(&next) {
+                    self.0.insert(key, true);
+                    return true;
+                }
+            }
+        }
+        self.0.insert(key, wins);
+        wins
+    }
+
+    /// Whether `position` (of the sum `sum`) is lost by the player to move, by the rules: to
+    /// check the position a winning move leads to, it is solved again by the engine's search and
+    /// compared with the brute force of the same sum's options.
+    fn check(&mut self, sum: &[Rules]) {
+        let position = match sum {
+            [one] => one.position(),
+            parts => Position::Sum(Sum::new(parts.iter().map(Rules::position).collect(), 0).expect("a sum")),
+        };
+        let expected = self.next_player_wins(sum);
+        let answer = position.misere(&mut SearchContext::in_memory()).expect("small");
+        assert_eq!(answer.next_player_wins, expected, "{sum:?}");
+        let has_moves = !position.moves().is_empty();
+        assert_eq!(answer.winning_move.is_some(), expected && has_moves, "{sum:?}: {answer:?}");
+        if let Some(mv) = &answer.winning_move {
+            let after = position.play_unchecked(mv);
+            let again = after.misere(&mut SearchContext::in_memory()).expect("small");
+            assert!(!again.next_player_wins, "{sum:?}: {mv:?} leaves a win for the other player");
+            let lost = sum.iter().enumerate().any(|(i, part)| {
+                part.options().into_iter().any(|option| {
+                    let mut next = sum.to_vec();
+                    next[i] = option;
+                    !self.next_player_wins(&next)
+                })
+            });
+            assert!(lost, "{sum:?}: the rules know a losing option for the other player");
+        }
+    }
+}
+
+/// A random small position; `side` bounds its heaps' tokens, its graph's vertices and its
+/// board's cells (up to three rows of `side` - 2 columns).
+fn random_part(random: &mut SplitMix, side: u64) -> Rules {
+    let heaps =
+        |random: &mut SplitMix| (0..1 + random.below(3)).map(|_| 1 + random.below(side - 1)).collect::<Vec<_>>();
+    match random.below(4) {
+        0 => Rules::Nim(heaps(random)),
+        1 => Rules::Kayles(heaps(random)),
+        2 => {
+            let vertices = 1 + random.below(side) as usize;
+            let mut neighbours = vec![0u32; vertices];
+            for u in 0..vertices {
+                for w in u + 1..vertices {
+                    if random.below(3) == 0 {
+                        neighbours[u] |= 1 << w;
+                        neighbours[w] |= 1 << u;
+                    }
+                }
+            }
+            Rules::NodeKayles { neighbours, left: (1 << vertices) - 1 }
+        }
+        _ => {
+            let (rows, columns) = (1 + random.below(3) as usize, 1 + random.below(side - 3) as usize);
+            let free = (0..rows * columns).filter(|_| random.below(5) != 0).fold(0u32, |free, cell| free | 1 << cell);
+            Rules::Cram { rows, columns, free }
+        }
+    }
+}
+
+/// Bouton's rule against the brute force on every Nim position of up to three heaps of at most
+/// six tokens, as one component and as a sum of one-heap components, and what it rests on.
+#[test]
+fn misere_nim_follows_boutons_rule() {
+    let mut brute = BruteForce::default();
+    for a in 0..=6 {
+        for b in a..=6 {
+            for c in b..=6 {
+                let heaps: Vec<u64> = [a, b, c].into_iter().filter(|&n| n > 0).collect();
+                brute.check(&[Rules::Nim(heaps.clone())]);
+                let apart: Vec<Rules> = heaps.iter().map(|&n| Rules::Nim(vec![n])).collect();
+                if apart.len() > 1 {
+                    brute.check(&apart);
+                }
+                let answer = Rules::Nim(heaps).position().misere(&mut SearchContext::in_memory()).unwrap();
+                assert_eq!(answer.basis, Basis::NimRule);
+            }
+        }
+    }
+    // Heaps of any size: three heaps whose XOR is 0 lose; one heap of two or more wins by
+    // leaving an odd number of ones.
+    let huge =
+        |heaps: Vec<u64>| Position::from(Heaps::nim(heaps).unwrap()).misere(&mut SearchContext::in_memory()).unwrap();
+    assert!(!huge(vec![u64::MAX, u64::MAX - 1, 1]).next_player_wins);
+    let one_large = huge(vec![u64::MAX, 1, 1]);
+    assert!(one_large.next_player_wins);
+    let Some(Move::Heaps(mv)) = one_large.winning_move else { panic!("a heap move") };
+    assert_eq!((mv.heap, mv.left()), (0, &[1][..]), "leave three ones");
+}
+
+/// Kayles, Node Kayles and Cram, each alone, searched against the brute force.
+#[test]
+fn searched_games_agree_with_the_rules_in_misere_play() {
+    let mut brute = BruteForce::default();
+    for n in 0..=9 {
+        brute.check(&[Rules::Kayles((n > 0).then_some(n).into_iter().collect())]);
+    }
+    let mut random = SplitMix::new(139);
+    for _ in 0..300 {
+        let part = random_part(&mut random, 7);
+        brute.check(&[part]);
+    }
+    let answer = Rules::Kayles(vec![4]).position().misere(&mut SearchContext::in_memory()).unwrap();
+    assert!(matches!(answer.basis, Basis::Search { positions } if positions > 0), "{answer:?}");
+}
+
+/// Random sums of two to four components of mixed games, against the brute force.
+#[test]
+fn mixed_sums_agree_with_the_rules_in_misere_play() {
+    let mut brute = BruteForce::default();
+    let mut random = SplitMix::new(1902);
+    for _ in 0..150 {
+        let parts: Vec<Rules> = (0..2 + random.below(3)).map(|_| random_part(&mut random, 5)).collect();
+        brute.check(&parts);
+    }
+}
+
+/// A position whose play may be longer than the search goes is refused at once, not searched
+/// for ever; the cutting game has no misère form.
+#[test]
+fn long_play_is_past_the_misere_depth_and_the_cutting_game_has_no_misere_form() {
+    let long: Position = Heaps::with_code("0.77", vec![1 << 40]).unwrap().into();
+    let refused = long.misere(&mut SearchContext::in_memory()).unwrap_err();
+    assert_eq!(refused, Interrupted::PastMisereDepth { limit: MOST_MOVES_DEEP });
+    assert!(long.has_misere_form());
+    let paper: Position =
+        crate::games::cutting::Paper::new(vec![crate::games::cutting::Piece { width: 2, height: 3 }]).unwrap().into();
+    assert!(!paper.has_misere_form());
+    assert!(!Position::Sum(Sum::new(vec![long, paper], 0).unwrap()).has_misere_form());
+}

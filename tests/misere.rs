@@ -1,0 +1,157 @@
+//! Misère play through the real server: misère Nim by Bouton's rule at heaps of any size, other
+//! games and sums by search (each winning move checked by asking again about the position it
+//! leads to), SolveStream items, and what is refused: the cutting game, an unknown `play`,
+//! Analyze and Explore jobs (normal play only so far), play too long to search, a deadline.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{solve_request, with_timeout, TestServer};
+use nimber::proto::{self, position::Game as P, Outcome, Play};
+use tonic::Code;
+use tonic_types::StatusExt;
+
+fn nim(heaps: Vec<u64>) -> proto::Position {
+    proto::Position { game: Some(P::Heaps(proto::Heaps { rules: Some(proto::heaps::Rules::Nim(true)), heaps })) }
+}
+
+fn cram(rows: &[&str]) -> proto::Position {
+    proto::Position { game: Some(P::Cram(proto::Cram { rows: rows.iter().map(|row| row.to_string()).collect() })) }
+}
+
+fn misere(position: proto::Position) -> proto::SolveRequest {
+    proto::SolveRequest { play: Play::Misere as i32, ..solve_request(position) }
+}
+
+fn best_misere(position: proto::Position) -> proto::BestMoveRequest {
+    proto::BestMoveRequest { position: Some(position), play: Play::Misere as i32 }
+}
+
+fn rule(basis: Option<proto::MisereBasis>) -> Option<String> {
+    match basis?.basis? {
+        proto::misere_basis::Basis::Rule(rule) => Some(rule),
+        proto::misere_basis::Basis::Search(_) => None,
+    }
+}
+
+/// Bouton's misère rule on heaps up to 2^64 − 1: the outcome, a winning move whose position the
+/// other player loses, no Grundy value, and the rule named; a normal-play answer of the same
+/// position differs where the theory says it does (all heaps of one token).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misere_nim_is_answered_by_boutons_rule_at_any_size() {
+    let server = TestServer::builder().start();
+    let mut client = server.client().await;
+    // (heaps, whether the player to move wins in misère play)
+    let cases = [
+        (vec![], true),
+        (vec![1], false),
+        (vec![1, 1], true),
+        (vec![1, 1, 1], false),
+        (vec![u64::MAX], true),
+        (vec![u64::MAX, u64::MAX], false),
+        (vec![u64::MAX, u64::MAX - 1, 1], false),
+        (vec![u64::MAX, 1, 1], true),
+        (vec![5, 3, 6, 1 << 40], true),
+    ];
+    for (heaps, wins) in cases {
+        let answer = client.solve(misere(nim(heaps.clone()))).await.unwrap().into_inner();
+        let expected = if wins { Outcome::NextPlayerWins } else { Outcome::PreviousPlayerWins };
+        assert_eq!((answer.outcome(), answer.grundy), (expected, None), "{heaps:?}");
+        assert_eq!(rule(answer.misere).as_deref(), Some("misère Nim (Bouton 1902)"));
+        let best = client.best_move(best_misere(nim(heaps.clone()))).await.unwrap().into_inner();
+        assert_eq!(best.outcome(), expected);
+        if wins && !heaps.is_empty() {
+            let after = best.after.expect("a winning move's position");
+            let reply = client.solve(misere(after)).await.unwrap().into_inner();
+            assert_eq!(reply.outcome(), Outcome::PreviousPlayerWins, "{heaps:?}: {:?}", best.r#move);
+        }
+        if heaps.is_empty() {
+            assert!(best.r#move.is_none(), "no move: the player to move has won");
+        }
+    }
+    let normal = client.solve(solve_request(nim(vec![1, 1, 1]))).await.unwrap().into_inner();
+    assert_eq!((normal.outcome(), normal.misere), (Outcome::NextPlayerWins, None));
+}
+
+/// A Cram board and a sum of a board and Nim heaps are searched: the answer says so, and each
+/// winning move leaves a position the other player loses (asked again); SolveStream answers
+/// misère items beside normal ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_games_and_sums_are_searched_in_misere_play() {
+    let server = TestServer::builder().start();
+    let mut client = server.client().await;
+    let sum = proto::Position {
+        game: Some(P::Sum(proto::Sum { components: vec![cram(&["0000", "0010", "0000"]), nim(vec![2, 3])] })),
+    };
+    for position in [cram(&["000", "000", "000"]), cram(&["0000", "0000"]), sum.clone()] {
+        let answer = client.solve(misere(position.clone())).await.unwrap().into_inner();
+        let searched = match answer.misere.and_then(|basis| basis.basis) {
+            Some(proto::misere_basis::Basis::Search(search)) => search.positions,
+            other => panic!("expected a search, got {other:?}"),
+        };
+        assert!(searched > 0);
+        let best = client.best_move(best_misere(position.clone())).await.unwrap().into_inner();
+        assert_eq!(best.outcome, answer.outcome);
+        if best.outcome() == Outcome::NextPlayerWins {
+            let reply = client.solve(misere(best.after.unwrap())).await.unwrap().into_inner();
+            assert_eq!(reply.outcome(), Outcome::PreviousPlayerWins, "{position:?}");
+        }
+    }
+    let items = vec![misere(nim(vec![1])), solve_request(nim(vec![1])), misere(sum)];
+    let mut stream = client.solve_stream(tokio_stream::iter(items)).await.unwrap().into_inner();
+    let mut outcomes = Vec::new();
+    while let Some(item) = stream.message().await.unwrap() {
+        outcomes.push((item.outcome(), item.misere.is_some()));
+    }
+    assert_eq!(outcomes[..2], [(Outcome::PreviousPlayerWins, true), (Outcome::NextPlayerWins, false)]);
+    assert_eq!(outcomes.len(), 3);
+}
+
+/// What misère play refuses, each naming the field: the cutting game, an unknown `play`, Analyze
+/// and Explore jobs; play longer than the search goes is FAILED_PRECONDITION; a search past its
+/// deadline is DEADLINE_EXCEEDED; and the server goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_misere_play_refuses_names_the_field() {
+    let server = TestServer::builder().start();
+    let mut client = server.client().await;
+    let paper = proto::Position {
+        game: Some(P::Cutting(proto::Cutting { pieces: vec![proto::Piece { width: 2, height: 3 }] })),
+    };
+    let unknown = proto::SolveRequest { play: 7, ..solve_request(nim(vec![3])) };
+    for request in [misere(paper), unknown] {
+        let status = client.solve(request).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        let violations = status.get_details_bad_request().expect("BadRequest details").field_violations;
+        assert_eq!(violations[0].field, "play", "{status:?}");
+    }
+    let analyze =
+        proto::AnalyzeRequest { position: Some(nim(vec![3])), play: Play::Misere as i32, ..Default::default() };
+    let status = client.analyze(analyze).await.unwrap_err();
+    assert_eq!((status.code(), status.message().starts_with("play")), (Code::InvalidArgument, true), "{status:?}");
+    let job = proto::ExploreRequest {
+        job: Some(proto::explore_request::Job::Solve(misere(nim(vec![3])))),
+        ..Default::default()
+    };
+    let status = client.explore(job).await.unwrap_err();
+    assert_eq!(
+        (status.code(), status.message().starts_with("solve.play")),
+        (Code::InvalidArgument, true),
+        "{status:?}"
+    );
+
+    let kayles = proto::Position {
+        game: Some(P::Heaps(proto::Heaps {
+            rules: Some(proto::heaps::Rules::Code("0.77".into())),
+            heaps: vec![1 << 40],
+        })),
+    };
+    let status = client.solve(misere(kayles)).await.unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+    assert!(status.message().contains("4096 moves"), "{status:?}");
+    let large = cram(&["000000000"; 9]);
+    let status = client.solve(with_timeout(misere(large), Duration::from_millis(300))).await.unwrap_err();
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    let answer = client.solve(misere(nim(vec![2, 2]))).await.unwrap().into_inner();
+    assert_eq!(answer.outcome(), Outcome::PreviousPlayerWins);
+}
