@@ -159,16 +159,6 @@ async fn warm_boards_are_answered_while_every_slot_is_busy() {
     busy.abort();
 }
 
-/// By default the searches use every core the process may use (its affinity and cgroup quota
-/// count, as `available_parallelism` reads them).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_search_threads_are_the_processs_cores_by_default() {
-    let server = TestServer::builder().default_search_threads().flags(&["--metrics-listen", "127.0.0.1:0"]).start();
-    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
-    let url = server.metrics_url.clone().expect("the metrics address");
-    assert_eq!(sample(&scrape(&url), "nimber_search_threads"), cores as f64);
-}
-
 /// One position's search on every thread (`--search-threads`): servers on 1 and 4 threads give the
 /// same values and best moves on random boards of both placement games; while a large solve runs
 /// on the 4-thread server, its helpers show in the metrics, and a cancel gives them all back.

@@ -152,17 +152,17 @@ impl MemoryLimit {
 pub struct SearchThreadsArg {
     /// Threads the searches of this process use between them: one position's search takes the
     /// idle ones as helpers, concurrent solves and jobs share them; one search's tables hold the
-    /// same entries together however many threads search it (default: the cores the process may
-    /// use, its cgroup's quota counted; helpers pay for Cram and Node Kayles boards, whose root
-    /// questions they divide, less for the 2×2 game: see docs/BENCHMARKS.md).
+    /// same entries together however many threads search it (default: 1: helpers pay for Cram and
+    /// Node Kayles boards, whose root questions they divide, but not yet for the 2×2 game: see
+    /// docs/BENCHMARKS.md).
     #[arg(long, global = true, env = "NIMBER_SEARCH_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
     search_threads: Option<u16>,
 }
 
 impl SearchThreadsArg {
-    /// The pool of search threads: the number given, else one per core the process may use.
+    /// The pool of search threads: the number given, else one.
     pub fn pool(&self) -> std::sync::Arc<nimber::games::SearchThreads> {
-        nimber::games::SearchThreads::new(self.search_threads.map_or_else(limits::available_cores, usize::from))
+        nimber::games::SearchThreads::new(self.search_threads.map_or(1, usize::from))
     }
 }
 

@@ -38,7 +38,6 @@ pub struct Launch<'a> {
     flags: &'a [&'a str],
     log_filter: Option<&'a str>,
     stderr: Option<Stdio>,
-    one_search_thread: bool,
 }
 
 impl<'a> Launch<'a> {
@@ -67,12 +66,6 @@ impl<'a> Launch<'a> {
         self
     }
 
-    /// Leaves `--search-threads` at its default (the process's cores) unless the flags give it.
-    pub fn default_search_threads(mut self) -> Self {
-        self.one_search_thread = false;
-        self
-    }
-
     /// Starts the server; panics if it exits instead of listening.
     pub fn start(self) -> TestServer {
         self.try_start().unwrap_or_else(|exited| panic!("{exited}"))
@@ -84,8 +77,8 @@ impl<'a> Launch<'a> {
         let data_dir = self.data_dir.unwrap_or_else(|| temp.as_ref().unwrap().path());
         let env_filter = std::env::var("NIMBER_TEST_LOG").unwrap_or_else(|_| "warn".into());
         let log_filter = self.log_filter.unwrap_or(&env_filter);
-        let stderr = self.stderr.unwrap_or_else(Stdio::inherit);
-        let mut server = TestServer::spawn(data_dir, self.flags, log_filter, stderr, self.one_search_thread)?;
+        let mut server =
+            TestServer::spawn(data_dir, self.flags, log_filter, self.stderr.unwrap_or_else(Stdio::inherit))?;
         server._temp = temp;
         Ok(server)
     }
@@ -94,28 +87,18 @@ impl<'a> Launch<'a> {
 impl TestServer {
     /// How to start a server: see [`Launch`].
     pub fn builder<'a>() -> Launch<'a> {
-        Launch { data_dir: None, flags: &[], log_filter: None, stderr: None, one_search_thread: true }
+        Launch { data_dir: None, flags: &[], log_filter: None, stderr: None }
     }
 
-    fn spawn(
-        data_dir: &Path,
-        flags: &[&str],
-        rust_log: &str,
-        stderr: Stdio,
-        one_search_thread: bool,
-    ) -> Result<Self, Exited> {
+    fn spawn(data_dir: &Path, flags: &[&str], rust_log: &str, stderr: Stdio) -> Result<Self, Exited> {
         let jobs_temp = (!flags.contains(&"--jobs-dir")).then(|| tempfile::tempdir().expect("a temporary directory"));
         let mut command = Command::new(env!("CARGO_BIN_EXE_nimber"));
         command.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"]).arg(data_dir).args(flags);
         if let Some(jobs) = &jobs_temp {
             command.arg("--jobs-dir").arg(jobs.path());
         }
-        if one_search_thread {
-            command.env("NIMBER_SEARCH_THREADS", "1");
-        } else {
-            command.env_remove("NIMBER_SEARCH_THREADS");
-        }
         let mut child = command
+            .env("NIMBER_SEARCH_THREADS", "1")
             .env("RUST_LOG", rust_log)
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -308,7 +291,7 @@ pub async fn wait_until(limit: Duration, what: &str, mut condition: impl AsyncFn
 
 /// A Solve request for `position` with no id.
 pub fn solve_request(position: nimber::proto::Position) -> nimber::proto::SolveRequest {
-    nimber::proto::SolveRequest { position: Some(position), id: String::new(), ..Default::default() }
+    nimber::proto::SolveRequest { position: Some(position), ..Default::default() }
 }
 
 /// The engine's own value of a position, computed in this process with no cache.
