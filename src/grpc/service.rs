@@ -279,13 +279,7 @@ impl SolverService {
         // A page token continues the analysis of this very position.
         let query = request.position.as_ref().map(prost::Message::encode_to_vec).unwrap_or_default();
         let position = wire::position_from_proto(request.position)?;
-        if request.play != proto::Play::Normal as i32 {
-            return Err(InvalidArgument::field(
-                "play",
-                "must be PLAY_NORMAL: Analyze answers normal play only so far (Solve and BestMove answer misère play)",
-            )
-            .into());
-        }
+        wire::normal_play_only("play", request.play, "Analyze answers")?;
         let (offset, limit) = wire::page_from_proto(request.limit, &request.page_token, &query)?;
         let offset = offset.saturating_add(u128::from(request.skip));
         // Analysis evaluates up to thousands of moves: inline only when there are few.

@@ -48,25 +48,19 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
         }
         Ok(Box::new(position))
     };
-    let normal_play = |job: &str, play: i32| match play == proto::Play::Normal as i32 {
-        true => Ok(()),
-        false => Err(InvalidArgument::field(
-            format!("{job}.play"),
-            "must be PLAY_NORMAL: jobs answer normal play only so far (Solve and BestMove answer misère play)",
-        )),
-    };
-    match &job {
-        ProtoJob::Solve(solve) => normal_play("solve", solve.play)?,
-        ProtoJob::BestMove(best) => normal_play("best_move", best.play)?,
-        _ => {}
-    }
     Ok(match job {
-        ProtoJob::Solve(solve) => Job::Solve(divided(
-            super::position_from_proto(solve.position).map_err(|error| in_position("solve", error))?,
-        )?),
-        ProtoJob::BestMove(best) => Job::BestMove(divided(
-            super::position_from_proto(best.position).map_err(|error| in_position("best_move", error))?,
-        )?),
+        ProtoJob::Solve(solve) => {
+            super::normal_play_only("solve.play", solve.play, "jobs answer")?;
+            Job::Solve(divided(
+                super::position_from_proto(solve.position).map_err(|error| in_position("solve", error))?,
+            )?)
+        }
+        ProtoJob::BestMove(best) => {
+            super::normal_play_only("best_move.play", best.play, "jobs answer")?;
+            Job::BestMove(divided(
+                super::position_from_proto(best.position).map_err(|error| in_position("best_move", error))?,
+            )?)
+        }
         ProtoJob::FullBoards(full) => {
             let rows = side_range("full_boards", "rows", full.min_rows, full.max_rows)?;
             let columns = side_range("full_boards", "columns", full.min_columns, full.max_columns)?;

@@ -83,12 +83,19 @@ macro_rules! define_conversion {
 
 with_games!(define_conversion);
 
+/// An outcome as the API gives it.
+impl From<Outcome> for proto::Outcome {
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::NextPlayerWins => proto::Outcome::NextPlayerWins,
+            Outcome::PreviousPlayerWins => proto::Outcome::PreviousPlayerWins,
+        }
+    }
+}
+
 /// The protobuf outcome of a value.
 pub fn outcome_to_proto(value: impl Value) -> proto::Outcome {
-    match value.outcome() {
-        Outcome::NextPlayerWins => proto::Outcome::NextPlayerWins,
-        Outcome::PreviousPlayerWins => proto::Outcome::PreviousPlayerWins,
-    }
+    value.outcome().into()
 }
 
 /// The protobuf statistics of a solve that took `elapsed`.
@@ -164,6 +171,18 @@ pub fn best_move_response(
     }
 }
 
+/// `play` where only normal play is answered so far (`what`: "Analyze answers"): anything else is
+/// INVALID_ARGUMENT naming `field`.
+pub fn normal_play_only(field: &str, play: i32, what: &str) -> Result<(), InvalidArgument> {
+    match play == proto::Play::Normal as i32 {
+        true => Ok(()),
+        false => Err(InvalidArgument::field(
+            field,
+            format!("must be PLAY_NORMAL: {what} normal play only so far (Solve and BestMove answer misère play)"),
+        )),
+    }
+}
+
 /// Whether a request's `play` asks for misère play, for `position` (which must have a misère
 /// form: the cutting game has none). An unknown value is INVALID_ARGUMENT naming `play`.
 pub fn misere_from_proto(play: i32, position: &Position) -> Result<bool, InvalidArgument> {
@@ -192,14 +211,6 @@ fn misere_basis_to_proto(basis: misere::Basis) -> proto::MisereBasis {
     }
 }
 
-/// The protobuf outcome of a misère answer.
-fn misere_outcome_to_proto(answer: &misere::Answer) -> proto::Outcome {
-    match answer.next_player_wins {
-        true => proto::Outcome::NextPlayerWins,
-        false => proto::Outcome::PreviousPlayerWins,
-    }
-}
-
 /// The answer of Solve in misère play: the outcome and what it rests on (no Grundy value).
 pub fn misere_solve_response(
     answer: &misere::Answer,
@@ -207,7 +218,7 @@ pub fn misere_solve_response(
     elapsed: std::time::Duration,
 ) -> proto::SolveResponse {
     proto::SolveResponse {
-        outcome: misere_outcome_to_proto(answer) as i32,
+        outcome: proto::Outcome::from(answer.outcome()) as i32,
         stats: Some(stats_to_proto(stats, elapsed)),
         misere: Some(misere_basis_to_proto(answer.basis)),
         ..Default::default()
@@ -225,7 +236,7 @@ pub fn misere_best_move_response(
 ) -> proto::BestMoveResponse {
     let best = answer.winning_move.clone().or_else(|| position.moves().get(0));
     proto::BestMoveResponse {
-        outcome: misere_outcome_to_proto(answer) as i32,
+        outcome: proto::Outcome::from(answer.outcome()) as i32,
         grundy: None,
         r#move: best.as_ref().map(move_to_proto),
         after: best.map(|mv| position_to_proto(&position.play_unchecked(&mv))),

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use super::heap::{HeapMove, Heaps};
 use super::sum::SumMove;
-use super::{Game, Interrupted, Move, MoveSet, Position, SearchContext};
+use super::{Game, Interrupted, Move, MoveSet, Outcome, Position, SearchContext};
 
 /// The most moves deep a misère search goes: a position whose play may be longer than this (a
 /// large heap, a long walk) is not searched ([`Interrupted::PastMisereDepth`]).
@@ -50,6 +50,16 @@ pub struct Answer {
     pub winning_move: Option<Move>,
     /// What the answer rests on.
     pub basis: Basis,
+}
+
+impl Answer {
+    /// Who wins.
+    pub fn outcome(&self) -> Outcome {
+        match self.next_player_wins {
+            true => Outcome::NextPlayerWins,
+            false => Outcome::PreviousPlayerWins,
+        }
+    }
 }
 
 impl Position {
