@@ -42,6 +42,9 @@ check "misère nim best move (README)" '"take": "18446744073709551614"' grpcurl 
     "$address" nimber.v1.Solver/BestMove
 check "misère cram searched (README)" '"search"' grpcurl -plaintext \
     -d '{"position": {"cram": {"rows": ["0000", "0000", "0000"]}}, "play": "PLAY_MISERE"}' "$address" nimber.v1.Solver/Solve
+check "misère tame sum by genus (README)" '"3^31"' grpcurl -plaintext \
+    -d '{"position": {"sum": {"components": [{"heaps": {"code": "0.77", "heaps": ["3"]}}, {"cram": {"rows": ["00000", "00000"]}}, {"heaps": {"nim": true, "heaps": ["2"]}}]}}, "play": "PLAY_MISERE"}' \
+    "$address" nimber.v1.Solver/Solve
 check_fails "misère cutting game" 'play is PLAY_MISERE, which the cutting game does not have' grpcurl -plaintext \
     -d '{"position": {"cutting": {"pieces": [{"width": 4, "height": 2}]}}, "play": "PLAY_MISERE"}' "$address" nimber.v1.Solver/Solve
 check "health" '"SERVING"' grpcurl -plaintext "$address" grpc.health.v1.Health/Check

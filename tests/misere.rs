@@ -1,5 +1,5 @@
-//! Misère play through the real server: misère Nim by Bouton's rule at heaps of any size, other
-//! games and sums by search (each winning move checked by asking again about the position it
+//! Misère play through the real server: misère Nim by Bouton's rule at heaps of any size, sums of
+//! tame components by their genera, other games and sums by search (each winning move checked by asking again about the position it
 //! leads to), SolveStream items, and what is refused: the cutting game, an unknown `play`,
 //! Analyze and Explore jobs (normal play only so far), play too long to search, a deadline.
 
@@ -31,8 +31,50 @@ fn best_misere(position: proto::Position) -> proto::BestMoveRequest {
 fn rule(basis: Option<proto::MisereBasis>) -> Option<String> {
     match basis?.basis? {
         proto::misere_basis::Basis::Rule(rule) => Some(rule),
-        proto::misere_basis::Basis::Search(_) => None,
+        _ => None,
     }
+}
+
+fn kayles(heaps: Vec<u64>) -> proto::Position {
+    proto::Position {
+        game: Some(P::Heaps(proto::Heaps { rules: Some(proto::heaps::Rules::Code("0.77".into())), heaps })),
+    }
+}
+
+/// The heap of four of 0.312, which is not tame (genus 2^1420).
+fn wild_heap() -> proto::Position {
+    proto::Position {
+        game: Some(P::Heaps(proto::Heaps { rules: Some(proto::heaps::Rules::Code("0.312".into())), heaps: vec![4] })),
+    }
+}
+
+fn sum(components: Vec<proto::Position>) -> proto::Position {
+    proto::Position { game: Some(P::Sum(proto::Sum { components })) }
+}
+
+/// A sum of tame components (a Cram strip, a Kayles row, Nim heaps) is answered by genus theory:
+/// each component's genus symbol in Winning Ways' notation, and a winning move whose position the
+/// other player loses (asked again, and answered by genus again). A sum with a component that is
+/// not tame (the heap of four of 0.312, genus 2^1420) is searched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sums_of_tame_components_are_answered_by_their_genera() {
+    let server = TestServer::builder().start();
+    let mut client = server.client().await;
+    let tame = sum(vec![cram(&["00000"]), kayles(vec![3]), nim(vec![2]), nim(vec![3])]);
+    let answer = client.solve(misere(tame.clone())).await.unwrap().into_inner();
+    let Some(proto::misere_basis::Basis::Genus(genus)) = answer.misere.clone().and_then(|basis| basis.basis) else {
+        panic!("expected genus theory")
+    };
+    assert_eq!(genus.components, ["0^120", "3^31", "2^20", "3^31"]);
+    // Firm, and the XOR of 0, 3, 2 and 3 is 2: the player to move wins.
+    assert_eq!(answer.outcome(), Outcome::NextPlayerWins);
+    let best = client.best_move(best_misere(tame)).await.unwrap().into_inner();
+    let reply = client.solve(misere(best.after.unwrap())).await.unwrap().into_inner();
+    assert_eq!(reply.outcome(), Outcome::PreviousPlayerWins);
+    assert!(matches!(reply.misere.and_then(|basis| basis.basis), Some(proto::misere_basis::Basis::Genus(_))));
+
+    let wild = client.solve(misere(sum(vec![wild_heap(), nim(vec![1])]))).await.unwrap().into_inner();
+    assert!(matches!(wild.misere.and_then(|basis| basis.basis), Some(proto::misere_basis::Basis::Search(_))));
 }
 
 /// Bouton's misère rule on heaps up to 2^64 − 1: the outcome, a winning move whose position the
@@ -74,7 +116,7 @@ async fn misere_nim_is_answered_by_boutons_rule_at_any_size() {
     assert_eq!((normal.outcome(), normal.misere), (Outcome::NextPlayerWins, None));
 }
 
-/// A Cram board and a sum of a board and Nim heaps are searched: the answer says so, and each
+/// A Cram board and a sum of a board, Nim heaps and a heap that is not tame are searched: the answer says so, and each
 /// winning move leaves a position the other player loses (asked again); SolveStream answers
 /// misère items beside normal ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -82,7 +124,9 @@ async fn other_games_and_sums_are_searched_in_misere_play() {
     let server = TestServer::builder().start();
     let mut client = server.client().await;
     let sum = proto::Position {
-        game: Some(P::Sum(proto::Sum { components: vec![cram(&["0000", "0010", "0000"]), nim(vec![2, 3])] })),
+        game: Some(P::Sum(proto::Sum {
+            components: vec![cram(&["0000", "0010", "0000"]), nim(vec![2, 3]), wild_heap()],
+        })),
     };
     for position in [cram(&["000", "000", "000"]), cram(&["0000", "0000"]), sum.clone()] {
         let answer = client.solve(misere(position.clone())).await.unwrap().into_inner();

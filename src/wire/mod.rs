@@ -201,12 +201,16 @@ pub fn misere_from_proto(play: i32, position: &Position) -> Result<bool, Invalid
 }
 
 /// What a misère answer rests on, as answers give it.
-fn misere_basis_to_proto(basis: misere::Basis) -> proto::MisereBasis {
+fn misere_basis_to_proto(basis: &misere::Basis) -> proto::MisereBasis {
     use proto::misere_basis::Basis;
     proto::MisereBasis {
         basis: Some(match basis {
             misere::Basis::NimRule => Basis::Rule("misère Nim (Bouton 1902)".into()),
-            misere::Basis::Search { positions } => Basis::Search(proto::MisereSearch { positions }),
+            misere::Basis::Genus { components, positions } => Basis::Genus(proto::MisereGenus {
+                components: components.iter().map(ToString::to_string).collect(),
+                positions: *positions,
+            }),
+            &misere::Basis::Search { positions } => Basis::Search(proto::MisereSearch { positions }),
         }),
     }
 }
@@ -220,7 +224,7 @@ pub fn misere_solve_response(
     proto::SolveResponse {
         outcome: proto::Outcome::from(answer.outcome()) as i32,
         stats: Some(stats_to_proto(stats, elapsed)),
-        misere: Some(misere_basis_to_proto(answer.basis)),
+        misere: Some(misere_basis_to_proto(&answer.basis)),
         ..Default::default()
     }
 }
@@ -242,7 +246,7 @@ pub fn misere_best_move_response(
         after: best.map(|mv| position_to_proto(&position.play_unchecked(&mv))),
         stats: Some(stats_to_proto(stats, elapsed)),
         heap_values: Vec::new(),
-        misere: Some(misere_basis_to_proto(answer.basis)),
+        misere: Some(misere_basis_to_proto(&answer.basis)),
     }
 }
 

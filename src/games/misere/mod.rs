@@ -1,7 +1,9 @@
 //! Misère play: the player who cannot move wins, so whoever makes the last move loses. A sum's
 //! outcome is not the XOR of its components' Grundy values as in normal play, so an answer rests
-//! on a rule proven for the position's kind ([`Basis::NimRule`]), else on a search of the whole
-//! sum under the misère rule ([`Basis::Search`]), bounded by the solve's budget like every search.
+//! on a rule proven for the position's kind ([`Basis::NimRule`]), on the genera of a sum's
+//! components when all of them are tame ([`Basis::Genus`], module [`genus`]), else on a search of
+//! the whole sum under the misère rule ([`Basis::Search`]), bounded by the solve's budget like
+//! every search.
 //!
 //! **Misère Nim** (C. L. Bouton, *Nim, a game with a complete mathematical theory*, Annals of
 //! Mathematics 3 (1901–02), 35–39). The player to move loses exactly in the positions `P`:
@@ -15,24 +17,30 @@
 //! exactly one heap of two or more, leave it at 0 or 1 so that the ones are odd (a); with two or
 //! more such heaps and a nonzero XOR, Nim's move to XOR 0 leaves one of them whole (b).
 
-use std::collections::HashMap;
-
+pub use self::genus::Genus;
 use super::heap::{HeapMove, Heaps};
 use super::sum::SumMove;
-use super::{Game, Interrupted, Move, MoveSet, Outcome, Position, SearchContext};
+use super::{Game, Interrupted, Move, Outcome, Position, SearchContext};
 
 /// The most moves deep a misère search goes: a position whose play may be longer than this (a
 /// large heap, a long walk) is not searched ([`Interrupted::PastMisereDepth`]).
 pub const MOST_MOVES_DEEP: usize = 1 << 12;
 
-/// How often (in positions) the search checks its budget.
-const CHECK_INTERVAL: u64 = 1 << 10;
+pub mod genus;
+mod walk;
 
 /// What a misère answer rests on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Basis {
     /// Bouton's rule for misère Nim (proved in the module's documentation), on heaps of any size.
     NimRule,
+    /// Genus theory on a sum whose components are all tame (module [`genus`]).
+    Genus {
+        /// Each component's genus, in the sum's order.
+        components: Vec<Genus>,
+        /// Positions whose genus was found.
+        positions: u64,
+    },
     /// A search of the whole sum, which found the outcome of `positions` positions.
     Search {
         /// Positions whose outcome the search found (its table's entries).
@@ -64,7 +72,8 @@ impl Answer {
 
 impl Position {
     /// Who wins the position in misère play, and a winning move: by Bouton's rule when every
-    /// component is Nim, else by a search of the whole sum. The cutting game is not played to a
+    /// component is Nim, by genus theory when it is a sum of tame components, else by a search of
+    /// the whole sum. The cutting game is not played to a
     /// last move (who cuts out a 1×1 piece wins), so it has no misère form:
     /// [`Position::has_misere_form`] says so first.
     pub fn misere(&self, context: &mut SearchContext) -> Result<Answer, Interrupted> {
@@ -73,7 +82,12 @@ impl Position {
             let winning_move = winning.map(|(at, left)| nim_move(self, &heaps, at, left));
             return Ok(Answer { next_player_wins, winning_move, basis: Basis::NimRule });
         }
-        Search::new(context).answer(self)
+        if let Position::Sum(sum) = self {
+            if let Some(answer) = genus::tame_answer(sum, context)? {
+                return Ok(answer);
+            }
+        }
+        search(self, context)
     }
 
     /// Whether a rule answers the position in misère play at once (no search).
@@ -139,96 +153,42 @@ fn nim_move(position: &Position, heaps: &[(usize, usize, u64)], at: usize, left:
     }
 }
 
-/// A search of a whole position under the misère rule: depth first, with a stack of its own (so
-/// a long game never overflows the thread's), and the outcome of every position found kept in a
-/// table of at most a quarter of the solve's table entries (a position is its own key, a few
-/// table entries' bytes); past it, found outcomes are not kept.
-struct Search<'c, 'm> {
-    context: &'c mut SearchContext<'m>,
-    /// Whether the player to move wins, for every position found.
-    found: HashMap<Position, bool>,
-    visited: u64,
+/// Who wins, for the misère search: the player to move wins when they cannot move, or when some
+/// move leaves a position the next player loses (which settles it).
+struct Outcomes;
+
+impl walk::Fold for Outcomes {
+    type Value = bool;
+    const STOPS_WHEN_FULL: bool = false;
+
+    fn settles(&self, option_wins: &bool) -> bool {
+        !option_wins
+    }
+
+    fn fold(&self, options: &[bool]) -> Option<bool> {
+        Some(options.iter().any(|&wins| !wins) || options.is_empty())
+    }
 }
 
-/// A position on the search's stack and the next of its moves to try.
-struct Frame {
-    position: Position,
-    moves: MoveSet<Move>,
-    next: u128,
-}
-
-impl<'c, 'm> Search<'c, 'm> {
-    fn new(context: &'c mut SearchContext<'m>) -> Self {
-        Search { context, found: HashMap::new(), visited: 0 }
-    }
-
-    /// The answer for `position`: its outcome, and its first winning move in move order.
-    fn answer(mut self, position: &Position) -> Result<Answer, Interrupted> {
-        let moves = position.moves();
-        let mut winning_move = None;
-        for mv in moves.iter() {
-            if !self.next_player_wins(position.play_unchecked(&mv))? {
-                winning_move = Some(mv);
-                break;
-            }
-        }
-        let next_player_wins = moves.is_empty() || winning_move.is_some();
-        let positions = self.found.len() as u64;
-        self.context.stats.positions_computed += positions;
-        Ok(Answer { next_player_wins, winning_move, basis: Basis::Search { positions } })
-    }
-
-    /// Whether the player to move wins `root` in misère play: they do when they cannot move, or
-    /// when some move leaves a position the next player loses.
-    fn next_player_wins(&mut self, root: Position) -> Result<bool, Interrupted> {
-        if let Some(&wins) = self.found.get(&root) {
-            self.context.stats.cache_hits += 1;
-            return Ok(wins);
-        }
-        let mut stack = vec![Frame { moves: root.moves(), position: root, next: 0 }];
-        // The outcome of the frame just finished, for its parent.
-        let mut finished: Option<bool> = None;
-        loop {
-            let Some(top) = stack.last_mut() else { unreachable!("the root is answered before it is popped") };
-            let outcome = match finished.take() {
-                // The option just searched is lost for its mover's opponent: this position wins.
-                Some(false) => Some(true),
-                _ if top.next == top.moves.len() => Some(top.moves.is_empty()),
-                _ => None,
-            };
-            if let Some(wins) = outcome {
-                let done = stack.pop().expect("the top frame");
-                self.remember(done.position, wins);
-                if stack.is_empty() {
-                    return Ok(wins);
-                }
-                finished = Some(wins);
-                continue;
-            }
-            let Some(mv) = top.moves.get(top.next) else { unreachable!("below the count") };
-            top.next += 1;
-            let option = top.position.play_unchecked(&mv);
-            self.visited += 1;
-            if self.visited.is_multiple_of(CHECK_INTERVAL) {
-                self.context.budget.check()?;
-            }
-            if let Some(&wins) = self.found.get(&option) {
-                self.context.stats.cache_hits += 1;
-                finished = Some(wins);
-                continue;
-            }
-            if stack.len() >= MOST_MOVES_DEEP {
-                return Err(Interrupted::PastMisereDepth { limit: MOST_MOVES_DEEP });
-            }
-            stack.push(Frame { moves: option.moves(), position: option, next: 0 });
+/// The answer for `position` by a search of the whole sum under the misère rule: its outcome, and
+/// its first winning move in move order.
+fn search(position: &Position, context: &mut SearchContext) -> Result<Answer, Interrupted> {
+    let mut walk = walk::Walk::new(context);
+    let moves = position.moves();
+    let mut winning_move = None;
+    for mv in moves.iter() {
+        let Some(wins) = walk.value(&Outcomes, &position.play_unchecked(&mv))? else {
+            unreachable!("the outcome fold never stops the walk")
+        };
+        if !wins {
+            winning_move = Some(mv);
+            break;
         }
     }
-
-    fn remember(&mut self, position: Position, wins: bool) {
-        if self.found.len() < self.context.table_limit / 4 {
-            self.found.insert(position, wins);
-        }
-    }
+    let next_player_wins = moves.is_empty() || winning_move.is_some();
+    let positions = walk.table.len() as u64;
+    walk.context.stats.positions_computed += positions;
+    Ok(Answer { next_player_wins, winning_move, basis: Basis::Search { positions } })
 }
 
 #[cfg(test)]

@@ -108,13 +108,17 @@ impl Rules {
 /// Misère outcomes of sums of [`Rules`] positions, from the rules alone: the player to move wins
 /// when they cannot move, or when some move leaves the other player a loss.
 #[derive(Default)]
-struct BruteForce(HashMap<Vec<Rules>, bool>);
+struct BruteForce {
+    outcomes: HashMap<Vec<Rules>, bool>,
+    /// What each checked answer rested on.
+    checked: Vec<Basis>,
+}
 
 impl BruteForce {
     fn next_player_wins(&mut self, sum: &[Rules]) -> bool {
         let mut key = sum.to_vec();
         key.sort_by_key(|part| format!("{part:?}"));
-        if let Some(&wins) = self.0.get(&key) {
+        if let Some(&wins) = self.outcomes.get(&key) {
             return wins;
         }
         let mut wins = true;
@@ -124,13 +128,35 @@ impl BruteForce {
                 let mut next = sum.to_vec();
                 next[i] = option;
                 if !self.next_player_wins(&next) {
-                    self.0.insert(key, true);
+                    self.outcomes.insert(key, true);
                     return true;
                 }
             }
         }
-        self.0.insert(key, wins);
+        self.outcomes.insert(key, wins);
         wins
+    }
+
+    /// The misère Grundy value of `sum`, from the rules alone: the mex of its options' values, and 1
+    /// when it has no move.
+    fn misere_grundy(&mut self, sum: &[Rules], known: &mut HashMap<Vec<Rules>, u64>) -> u64 {
+        if let Some(&value) = known.get(sum) {
+            return value;
+        }
+        let mut values = Vec::new();
+        for (i, part) in sum.iter().enumerate() {
+            for option in part.options() {
+                let mut next = sum.to_vec();
+                next[i] = option;
+                values.push(self.misere_grundy(&next, known));
+            }
+        }
+        let value = match values.is_empty() {
+            true => 1,
+            false => (0..).find(|v| !values.contains(v)).expect("a mex"),
+        };
+        known.insert(sum.to_vec(), value);
+        value
     }
 
     /// The engine's misère answer for `sum` against the brute force: its outcome, a winning move
@@ -144,6 +170,7 @@ impl BruteForce {
         let expected = self.next_player_wins(sum);
         let answer = position.misere(&mut SearchContext::in_memory()).expect("small");
         assert_eq!(answer.next_player_wins, expected, "{sum:?}");
+        self.checked.push(answer.basis.clone());
         let has_moves = !position.moves().is_empty();
         assert_eq!(answer.winning_move.is_some(), expected && has_moves, "{sum:?}: {answer:?}");
         if let Some(mv) = &answer.winning_move {
@@ -252,4 +279,88 @@ fn long_play_is_past_the_misere_depth_and_the_cutting_game_has_no_misere_form() 
         crate::games::cutting::Paper::new(vec![crate::games::cutting::Piece { width: 2, height: 3 }]).unwrap().into();
     assert!(!paper.has_misere_form());
     assert!(!Position::Sum(Sum::new(vec![long, paper], 0).unwrap()).has_misere_form());
+}
+
+/// Genus symbols as Winning Ways prints them for Nim heaps (ch. 13: `*0` is `0^120`, `*1` is
+/// `1^031`, and a heap of `n ≥ 2` is `n^n(n⊕2)`: `2^20`, `4^46`), and as Plambeck lists them for
+/// the heaps 1 to 6 of the octal game 0.312 (plambeck.org, misère octal games, 0.312: 1^031, 2^20,
+/// 0^02, 2^1420, 0^02, 1^13).
+#[test]
+fn genus_symbols_match_the_published_ones() {
+    let symbol = |position: Position| {
+        genus::genus(&position, &mut SearchContext::in_memory()).unwrap().expect("small").to_string()
+    };
+    let nim: Vec<String> = (0..6).map(|n| symbol(Heaps::nim(vec![n]).unwrap().into())).collect();
+    assert_eq!(nim, ["0^120", "1^031", "2^20", "3^31", "4^46", "5^57"]);
+    let octal: Vec<String> = (1..=6).map(|n| symbol(Heaps::with_code("0.312", vec![n]).unwrap().into())).collect();
+    assert_eq!(octal, ["1^031", "2^20", "0^02", "2^1420", "0^02", "1^13"]);
+}
+
+/// Every `γn` of a genus is the misère Grundy value of the position plus `n` Nim heaps of two, by
+/// the brute force from the rules, on 200 random small positions and `n` up to 4; and the normal
+/// part is the position's Grundy value.
+#[test]
+fn genus_values_agree_with_the_rules() {
+    let mut brute = BruteForce::default();
+    let mut known = HashMap::new();
+    let mut random = SplitMix::new(1976);
+    for _ in 0..200 {
+        let part = random_part(&mut random, 6);
+        let position = part.position();
+        let genus = genus::genus(&position, &mut SearchContext::in_memory()).unwrap().expect("small");
+        let value = position.value(&mut SearchContext::in_memory()).unwrap();
+        assert_eq!(crate::games::sum::SumValue::Nimber(genus.normal), value, "{part:?}");
+        for n in 0..=4 {
+            let mut sum = vec![part.clone()];
+            sum.extend((0..n).map(|_| Rules::Nim(vec![2])));
+            assert_eq!(genus.gamma(n), brute.misere_grundy(&sum, &mut known), "{part:?} + {n} heaps of two");
+        }
+    }
+}
+
+/// Sums of tame components are answered by their genera, and agree with the brute force: sums of
+/// two to five small Nim, Kayles, 0.312 and Cram components, of which the tame ones go by genus.
+#[test]
+fn tame_sums_are_answered_by_genus_and_agree_with_the_rules() {
+    let mut brute = BruteForce::default();
+    let mut random = SplitMix::new(2005);
+    for _ in 0..200 {
+        let parts: Vec<Rules> = (0..2 + random.below(4))
+            .map(|_| match random.below(3) {
+                0 => Rules::Kayles(vec![1 + random.below(4)]),
+                1 => Rules::Nim(vec![1 + random.below(4)]),
+                _ => Rules::Cram { rows: 1, columns: 1 + random.below(5) as usize, free: 0b11111 },
+            })
+            .collect();
+        brute.check(&parts);
+    }
+    let by_genus = brute.checked.iter().filter(|basis| matches!(basis, Basis::Genus { .. })).count();
+    assert!(by_genus > 100, "{by_genus} of 200 sums went by genus");
+}
+
+/// At the table's bound (a quarter of the solve's table entries) answers stay exact: the search
+/// finds what it cannot keep again, and genus theory, which needs every genus it found, gives
+/// way to the search.
+#[test]
+fn past_the_table_bound_answers_stay_exact() {
+    let mut brute = BruteForce::default();
+    let mut random = SplitMix::new(2008);
+    let mut searched = 0;
+    for _ in 0..40 {
+        let parts: Vec<Rules> = (0..2).map(|_| random_part(&mut random, 4)).collect();
+        let position = Position::Sum(Sum::new(parts.iter().map(Rules::position).collect(), 0).expect("a sum"));
+        let mut context = SearchContext::in_memory();
+        context.table_limit = 16;
+        let answer = position.misere(&mut context).expect("small");
+        assert_eq!(answer.next_player_wins, brute.next_player_wins(&parts), "{parts:?}");
+        match answer.basis {
+            Basis::Search { positions } => {
+                assert!(positions <= 4, "{positions} kept past the bound");
+                searched += 1;
+            }
+            Basis::Genus { positions, .. } => assert!(positions <= 4, "{positions} genera kept past the bound"),
+            Basis::NimRule => {}
+        }
+    }
+    assert!(searched > 20, "{searched} of 40 searched");
 }
