@@ -45,6 +45,8 @@ check "misère cram searched (README)" '"search"' grpcurl -plaintext \
 check "misère tame sum by genus (README)" '"3^31"' grpcurl -plaintext \
     -d '{"position": {"sum": {"components": [{"heaps": {"code": "0.77", "heaps": ["3"]}}, {"cram": {"rows": ["00000", "00000"]}}, {"heaps": {"nim": true, "heaps": ["2"]}}]}}, "play": "PLAY_MISERE"}' \
     "$address" nimber.v1.Solver/Solve
+check "misère analyze" '"winning": true' grpcurl -plaintext \
+    -d '{"position": {"heaps": {"nim": true, "heaps": ["1", "4", "6"]}}, "play": "PLAY_MISERE"}' "$address" nimber.v1.Solver/Analyze
 check_fails "misère cutting game" 'play is PLAY_MISERE, which the cutting game does not have' grpcurl -plaintext \
     -d '{"position": {"cutting": {"pieces": [{"width": 4, "height": 2}]}}, "play": "PLAY_MISERE"}' "$address" nimber.v1.Solver/Solve
 check "health" '"SERVING"' grpcurl -plaintext "$address" grpc.health.v1.Health/Check

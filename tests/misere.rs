@@ -1,7 +1,8 @@
 //! Misère play through the real server: misère Nim by Bouton's rule at heaps of any size, sums of
 //! tame components by their genera, other games and sums by search (each winning move checked by asking again about the position it
-//! leads to), SolveStream items, and what is refused: the cutting game, an unknown `play`,
-//! Analyze and Explore jobs (normal play only so far), play too long to search, a deadline.
+//! leads to), SolveStream items, Analyze and Explore jobs in misère play, and what is refused: the
+//! cutting game, an unknown `play`, a misère job split across replicas, play too long to search,
+//! an analysis of too many moves, a deadline.
 
 mod common;
 
@@ -152,8 +153,98 @@ async fn other_games_and_sums_are_searched_in_misere_play() {
     assert_eq!(outcomes.len(), 3);
 }
 
-/// What misère play refuses, each naming the field: the cutting game, an unknown `play`, Analyze
-/// and Explore jobs; play longer than the search goes is FAILED_PRECONDITION; a search past its
+fn analyze_misere(position: proto::Position, limit: u32, page_token: String) -> proto::AnalyzeRequest {
+    proto::AnalyzeRequest {
+        position: Some(position),
+        play: Play::Misere as i32,
+        limit,
+        page_token,
+        ..Default::default()
+    }
+}
+
+/// A misère Analyze lists every move with who wins after it, winning moves first, no Grundy value,
+/// and what it rests on (a search, genus theory, Bouton's rule), with the outcome Solve gives and the
+/// first winning move BestMove gives; pages put together are the whole listing. (Each move's outcome
+/// is checked against a brute force in the unit tests.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_misere_analysis_judges_every_move() {
+    let server = TestServer::builder().start();
+    let mut client = server.client().await;
+    let tame = sum(vec![cram(&["00000"]), kayles(vec![3]), nim(vec![2]), nim(vec![3])]);
+    for (position, basis) in [(cram(&["0000", "0000"]), "search"), (tame, "genus"), (nim(vec![1, 4, 6]), "rule")] {
+        let whole = client.analyze(analyze_misere(position.clone(), 1000, String::new())).await.unwrap().into_inner();
+        let solved = client.solve(misere(position.clone())).await.unwrap().into_inner();
+        assert_eq!((whole.outcome, whole.grundy), (solved.outcome, None));
+        let rests_on = match whole.misere.clone().and_then(|basis| basis.basis) {
+            Some(proto::misere_basis::Basis::Search(_)) => "search",
+            Some(proto::misere_basis::Basis::Genus(_)) => "genus",
+            Some(proto::misere_basis::Basis::Rule(_)) => "rule",
+            None => "none",
+        };
+        assert_eq!(rests_on, basis);
+        assert_eq!(whole.moves.len() as u64, whole.total_moves);
+        let winning = whole.moves.iter().take_while(|analysis| analysis.winning).count() as u64;
+        assert_eq!(winning, whole.winning_moves, "winning moves first");
+        assert_eq!(winning > 0, whole.outcome() == Outcome::NextPlayerWins);
+        let best = client.best_move(best_misere(position.clone())).await.unwrap().into_inner();
+        for analysis in &whole.moves {
+            assert_eq!(analysis.grundy, None);
+            assert_eq!(analysis.winning, analysis.outcome() == Outcome::PreviousPlayerWins);
+        }
+        if let Some(first) = whole.moves.first().filter(|analysis| analysis.winning) {
+            assert_eq!(best.r#move, first.r#move, "the best move is the first winning move in move order");
+        }
+        let mut paged = Vec::new();
+        let mut token = String::new();
+        loop {
+            let page = client.analyze(analyze_misere(position.clone(), 3, token)).await.unwrap().into_inner();
+            paged.extend(page.moves);
+            token = page.next_page_token;
+            if token.is_empty() {
+                break;
+            }
+        }
+        assert_eq!(paged, whole.moves);
+    }
+}
+
+/// Explore `solve` and `best_move` jobs answer misère play as Solve and BestMove do, with what
+/// the answer rests on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explore_jobs_answer_misere_play() {
+    use nimber::google::longrunning as lro;
+    let server = TestServer::builder().start();
+    let mut client = server.client().await;
+    let mut operations = common::jobs::operations(&server).await;
+    let board = cram(&["0000", "0000", "0000"]);
+    let tame = sum(vec![cram(&["00000"]), kayles(vec![3]), nim(vec![2]), nim(vec![3])]);
+    let jobs = [
+        proto::explore_request::Job::Solve(misere(board.clone())),
+        proto::explore_request::Job::BestMove(best_misere(tame.clone())),
+    ];
+    let mut answers = Vec::new();
+    for job in jobs {
+        let request = proto::ExploreRequest { job: Some(job), ..Default::default() };
+        let name = client.explore(request).await.unwrap().into_inner().name;
+        let done = operations.wait_operation(lro::WaitOperationRequest { name, timeout: None }).await.unwrap();
+        answers.push(common::jobs::result(&done.into_inner()).answer.expect("an answer"));
+    }
+    let solved = client.solve(misere(board)).await.unwrap().into_inner();
+    let Some(proto::explore_result::Answer::Solve(job_solved)) = answers[0].clone().into() else {
+        panic!("{answers:?}")
+    };
+    assert_eq!((job_solved.outcome, job_solved.misere.is_some()), (solved.outcome, true));
+    let best = client.best_move(best_misere(tame)).await.unwrap().into_inner();
+    let Some(proto::explore_result::Answer::BestMove(job_best)) = answers[1].clone().into() else {
+        panic!("{answers:?}")
+    };
+    assert_eq!((job_best.outcome, &job_best.r#move, &job_best.misere), (best.outcome, &best.r#move, &best.misere));
+}
+
+/// What misère play refuses, each naming the field: the cutting game, an unknown `play`, Explore
+/// jobs; play longer than the search goes, and an analysis of more than 10 000 moves, are
+/// FAILED_PRECONDITION; a search past its
 /// deadline is DEADLINE_EXCEEDED; and the server goes on serving.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_misere_play_refuses_names_the_field() {
@@ -170,19 +261,28 @@ async fn what_misere_play_refuses_names_the_field() {
         assert_eq!(violations[0].field, "play", "{status:?}");
     }
     let analyze =
-        proto::AnalyzeRequest { position: Some(nim(vec![3])), play: Play::Misere as i32, ..Default::default() };
+        proto::AnalyzeRequest { position: Some(nim(vec![20_000])), play: Play::Misere as i32, ..Default::default() };
     let status = client.analyze(analyze).await.unwrap_err();
-    assert_eq!((status.code(), status.message().starts_with("play")), (Code::InvalidArgument, true), "{status:?}");
+    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+    assert!(status.message().contains("more than 10000"), "{status:?}");
     let job = proto::ExploreRequest {
-        job: Some(proto::explore_request::Job::Solve(misere(nim(vec![3])))),
+        job: Some(proto::explore_request::Job::Solve(misere(nim(vec![3, 4])))),
+        split_across_replicas: true,
         ..Default::default()
     };
     let status = client.explore(job).await.unwrap_err();
-    assert_eq!(
-        (status.code(), status.message().starts_with("solve.play")),
-        (Code::InvalidArgument, true),
-        "{status:?}"
-    );
+    let violations = status.get_details_bad_request().expect("BadRequest details").field_violations;
+    assert_eq!(violations[0].field, "split_across_replicas", "{status:?}");
+    let job = proto::ExploreRequest {
+        job: Some(proto::explore_request::Job::BestMove(proto::BestMoveRequest {
+            play: 9,
+            ..best_misere(nim(vec![3]))
+        })),
+        ..Default::default()
+    };
+    let status = client.explore(job).await.unwrap_err();
+    let violations = status.get_details_bad_request().expect("BadRequest details").field_violations;
+    assert_eq!(violations[0].field, "best_move.play", "{status:?}");
 
     let kayles = proto::Position {
         game: Some(P::Heaps(proto::Heaps {

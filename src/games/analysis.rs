@@ -156,13 +156,11 @@ pub fn analyze<G: Game>(
         let value = position.play_unchecked(&mv).value(context)?;
         Ok(MoveValue { mv, value })
     };
-    let (winning_moves, moves) = if total_moves <= ENUMERATION_LIMIT {
-        let mut every = all.iter().map(|mv| evaluate(mv, context)).collect::<Result<Vec<_>, _>>()?;
-        every.sort_by_key(|move_value| listing_rank(move_value.value));
-        let winning = every.iter().filter(|move_value| move_value.is_winning()).count() as u128;
-        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(every.len());
-        (winning, every.into_iter().skip(start).take(limit).collect())
-    } else {
+    if total_moves <= ENUMERATION_LIMIT {
+        let every = all.iter().map(|mv| evaluate(mv, context)).collect::<Result<Vec<_>, _>>()?;
+        return Ok(page(value, every, offset, limit));
+    }
+    let (winning_moves, moves) = {
         let winning = match value.winning_target() {
             Some(target) => position.moves_to(target, context)?,
             None => MoveSet::empty(),
@@ -179,9 +177,26 @@ pub fn analyze<G: Game>(
         }
         (winning.len(), page)
     };
-    let end = offset.saturating_add(moves.len() as u128);
-    let next_offset = (end < total_moves && !moves.is_empty()).then_some(end);
-    Ok(Analysis { value, total_moves, winning_moves, moves, next_offset })
+    Ok(Analysis::new(value, total_moves, winning_moves, moves, offset))
+}
+
+/// The page of at most `limit` moves starting at `offset` of `every` move of a position worth
+/// `value`, each with the value it leads to, listed winning moves first, then by value.
+pub fn page<M, V: Value>(value: V, mut every: Vec<MoveValue<M, V>>, offset: u128, limit: usize) -> Analysis<M, V> {
+    every.sort_by_key(|move_value| listing_rank(move_value.value));
+    let winning = every.iter().filter(|move_value| move_value.is_winning()).count() as u128;
+    let total = every.len() as u128;
+    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(every.len());
+    Analysis::new(value, total, winning, every.into_iter().skip(start).take(limit).collect(), offset)
+}
+
+impl<M, V> Analysis<M, V> {
+    /// The page `moves`, which starts at `offset` of `total_moves`.
+    fn new(value: V, total_moves: u128, winning_moves: u128, moves: Vec<MoveValue<M, V>>, offset: u128) -> Self {
+        let end = offset.saturating_add(moves.len() as u128);
+        let next_offset = (end < total_moves && !moves.is_empty()).then_some(end);
+        Analysis { value, total_moves, winning_moves, moves, next_offset }
+    }
 }
 
 #[cfg(test)]

@@ -33,6 +33,21 @@ pub trait Value: Copy + Eq + std::fmt::Debug + Send + 'static {
     fn nimber(self) -> Option<Nimber>;
 }
 
+/// A position known only by who wins it (as in misère play, where no Grundy value adds up).
+impl Value for Outcome {
+    fn outcome(self) -> Outcome {
+        self
+    }
+
+    fn winning_target(self) -> Option<Self> {
+        (self == Outcome::NextPlayerWins).then_some(Outcome::PreviousPlayerWins)
+    }
+
+    fn nimber(self) -> Option<Nimber> {
+        None
+    }
+}
+
 impl Value for Nimber {
     fn outcome(self) -> Outcome {
         if self == 0 {
@@ -155,6 +170,12 @@ pub enum Interrupted {
         /// The most moves deep the search goes.
         limit: usize,
     },
+    /// A misère analysis judges every move, and the position has more than `limit` of them
+    /// ([`crate::games::analysis::ENUMERATION_LIMIT`]).
+    PastMisereListing {
+        /// The most moves a misère analysis lists.
+        limit: u128,
+    },
 }
 
 impl std::fmt::Display for Interrupted {
@@ -172,6 +193,11 @@ impl std::fmt::Display for Interrupted {
                 f,
                 "misère play is searched move by move (no rule answers this position in misère play), and its \
                  play may be longer than {limit} moves, more than the search goes"
+            ),
+            Interrupted::PastMisereListing { limit } => write!(
+                f,
+                "a misère analysis judges every move, and this position has more than {limit}; Solve and BestMove \
+                 answer it in misère play"
             ),
         }
     }

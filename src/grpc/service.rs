@@ -69,9 +69,11 @@ impl ServiceError {
                 tonic::Code::DeadlineExceeded
             }
             ServiceError::Interrupted(Interrupted::Cancelled) => tonic::Code::Cancelled,
-            ServiceError::Interrupted(Interrupted::PastComputeLimit { .. } | Interrupted::PastMisereDepth { .. }) => {
-                tonic::Code::FailedPrecondition
-            }
+            ServiceError::Interrupted(
+                Interrupted::PastComputeLimit { .. }
+                | Interrupted::PastMisereDepth { .. }
+                | Interrupted::PastMisereListing { .. },
+            ) => tonic::Code::FailedPrecondition,
             ServiceError::Overloaded => tonic::Code::ResourceExhausted,
             ServiceError::Internal(_) => tonic::Code::Internal,
         }
@@ -207,7 +209,7 @@ impl SolverService {
         deadline: Instant,
     ) -> Result<proto::SolveResponse, ServiceError> {
         let position = wire::position_from_proto(request.position)?;
-        if wire::misere_from_proto(request.play, &position)? {
+        if wire::misere_from_proto("play", request.play, &position)? {
             let (answer, stats, elapsed) = self.misere(position, deadline).await?;
             return Ok(proto::SolveResponse { id: request.id, ..wire::misere_solve_response(&answer, stats, elapsed) });
         }
@@ -260,7 +262,7 @@ impl SolverService {
         deadline: Instant,
     ) -> Result<proto::BestMoveResponse, ServiceError> {
         let position = wire::position_from_proto(request.position)?;
-        if wire::misere_from_proto(request.play, &position)? {
+        if wire::misere_from_proto("play", request.play, &position)? {
             let (answer, stats, elapsed) = self.misere(position.clone(), deadline).await?;
             return Ok(wire::misere_best_move_response(&position, &answer, stats, elapsed));
         }
@@ -277,11 +279,25 @@ impl SolverService {
         deadline: Instant,
     ) -> Result<proto::AnalyzeResponse, ServiceError> {
         // A page token continues the analysis of this very position.
-        let query = request.position.as_ref().map(prost::Message::encode_to_vec).unwrap_or_default();
+        let mut query = request.position.as_ref().map(prost::Message::encode_to_vec).unwrap_or_default();
         let position = wire::position_from_proto(request.position)?;
-        wire::normal_play_only("play", request.play, "Analyze answers")?;
+        let misere = wire::misere_from_proto("play", request.play, &position)?;
+        if misere {
+            // ... and in this very play.
+            query.extend_from_slice(b"misere");
+        }
         let (offset, limit) = wire::page_from_proto(request.limit, &request.page_token, &query)?;
         let offset = offset.saturating_add(u128::from(request.skip));
+        if misere {
+            let cheap = position.has_misere_rule() && position.moves().len() <= CHEAP_ANALYSIS_MOVES;
+            let ((analysis, basis), stats, elapsed) = self
+                .run(position.clone(), cheap, deadline, move |position, context| {
+                    position.misere_analysis(offset, limit, context)
+                })
+                .await?;
+            let stats = wire::stats_to_proto(stats, elapsed);
+            return Ok(wire::misere_analysis_to_proto(&position, &analysis, &basis, &query, stats));
+        }
         // Analysis evaluates up to thousands of moves: inline only when there are few.
         let cheap = position.is_cheap() && position.moves().len() <= CHEAP_ANALYSIS_MOVES;
         let (analysis, stats, elapsed) = self

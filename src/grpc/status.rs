@@ -37,7 +37,7 @@ impl From<ServiceError> for Status {
                     .into()
             }
             ServiceError::Interrupted(Interrupted::Cancelled) => "the call was cancelled".into(),
-            ServiceError::Interrupted(past @ (Interrupted::PastComputeLimit { .. } | Interrupted::PastMisereDepth { .. })) => {
+            ServiceError::Interrupted(past @ (Interrupted::PastComputeLimit { .. } | Interrupted::PastMisereDepth { .. } | Interrupted::PastMisereListing { .. })) => {
                 past.to_string()
             }
             ServiceError::Overloaded => {

@@ -48,18 +48,31 @@ pub fn job_from_request(request: &proto::ExploreRequest) -> Result<Job, InvalidA
         }
         Ok(Box::new(position))
     };
+    let misere = |position: Position, best_move: bool| -> Result<Job, InvalidArgument> {
+        match request.split_across_replicas {
+            true => Err(InvalidArgument::field(
+                "split_across_replicas",
+                "is for normal play, where a sum's value adds up from its components'; a misère answer rests on \
+                 the whole sum: ask without it",
+            )),
+            false => Ok(Job::Misere { position: Box::new(position), best_move }),
+        }
+    };
     Ok(match job {
         ProtoJob::Solve(solve) => {
-            super::normal_play_only("solve.play", solve.play, "jobs answer")?;
-            Job::Solve(divided(
-                super::position_from_proto(solve.position).map_err(|error| in_position("solve", error))?,
-            )?)
+            let position = super::position_from_proto(solve.position).map_err(|error| in_position("solve", error))?;
+            match super::misere_from_proto("solve.play", solve.play, &position)? {
+                true => misere(position, false)?,
+                false => Job::Solve(divided(position)?),
+            }
         }
         ProtoJob::BestMove(best) => {
-            super::normal_play_only("best_move.play", best.play, "jobs answer")?;
-            Job::BestMove(divided(
-                super::position_from_proto(best.position).map_err(|error| in_position("best_move", error))?,
-            )?)
+            let position =
+                super::position_from_proto(best.position).map_err(|error| in_position("best_move", error))?;
+            match super::misere_from_proto("best_move.play", best.play, &position)? {
+                true => misere(position, true)?,
+                false => Job::BestMove(divided(position)?),
+            }
         }
         ProtoJob::FullBoards(full) => {
             let rows = side_range("full_boards", "rows", full.min_rows, full.max_rows)?;

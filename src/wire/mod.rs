@@ -171,31 +171,20 @@ pub fn best_move_response(
     }
 }
 
-/// `play` where only normal play is answered so far (`what`: "Analyze answers"): anything else is
-/// INVALID_ARGUMENT naming `field`.
-pub fn normal_play_only(field: &str, play: i32, what: &str) -> Result<(), InvalidArgument> {
-    match play == proto::Play::Normal as i32 {
-        true => Ok(()),
-        false => Err(InvalidArgument::field(
-            field,
-            format!("must be PLAY_NORMAL: {what} normal play only so far (Solve and BestMove answer misère play)"),
-        )),
-    }
-}
-
-/// Whether a request's `play` asks for misère play, for `position` (which must have a misère
-/// form: the cutting game has none). An unknown value is INVALID_ARGUMENT naming `play`.
-pub fn misere_from_proto(play: i32, position: &Position) -> Result<bool, InvalidArgument> {
+/// Whether a request's `play` (the field `field`) asks for misère play, for `position` (which must
+/// have a misère form: the cutting game has none). An unknown value is INVALID_ARGUMENT naming
+/// the field.
+pub fn misere_from_proto(field: &str, play: i32, position: &Position) -> Result<bool, InvalidArgument> {
     match proto::Play::try_from(play) {
         Ok(proto::Play::Normal) => Ok(false),
         Ok(proto::Play::Misere) if position.has_misere_form() => Ok(true),
         Ok(proto::Play::Misere) => Err(InvalidArgument::field(
-            "play",
+            field,
             "is PLAY_MISERE, which the cutting game does not have: its winner is who cuts out a 1×1 piece, not who \
              moves last",
         )),
         Err(_) => {
-            Err(InvalidArgument::field("play", format!("is {play}; it must be PLAY_NORMAL (0) or PLAY_MISERE (1)")))
+            Err(InvalidArgument::field(field, format!("is {play}; it must be PLAY_NORMAL (0) or PLAY_MISERE (1)")))
         }
     }
 }
@@ -260,9 +249,9 @@ pub fn page_from_proto(limit: u32, page_token: &str, query: &[u8]) -> Result<(u1
 
 /// The protobuf form of an analysis of `position`, encoded as `query`, with how the values it rests
 /// on are known.
-pub fn analysis_to_proto(
+pub fn analysis_to_proto<V: Value>(
     position: &Position,
-    analysis: &Analysis<Move, SumValue>,
+    analysis: &Analysis<Move, V>,
     query: &[u8],
     stats: proto::Stats,
 ) -> proto::AnalyzeResponse {
@@ -290,6 +279,22 @@ pub fn analysis_to_proto(
             .unwrap_or_default(),
         stats: Some(stats),
         heap_values: heap_values_to_proto(position),
+        misere: None,
+    }
+}
+
+/// The protobuf form of a misère analysis of `position`, encoded as `query`, and what it rests on.
+pub fn misere_analysis_to_proto(
+    position: &Position,
+    analysis: &Analysis<Move, Outcome>,
+    basis: &misere::Basis,
+    query: &[u8],
+    stats: proto::Stats,
+) -> proto::AnalyzeResponse {
+    proto::AnalyzeResponse {
+        misere: Some(misere_basis_to_proto(basis)),
+        heap_values: Vec::new(),
+        ..analysis_to_proto(position, analysis, query, stats)
     }
 }
 

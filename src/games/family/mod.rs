@@ -28,6 +28,14 @@ pub enum Job {
     Solve(Box<Position>),
     /// The best move of one position.
     BestMove(Box<Position>),
+    /// Who wins one position in misère play, and a winning move (`best_move`: the answer is a
+    /// BestMove's).
+    Misere {
+        /// The position.
+        position: Box<Position>,
+        /// Whether the job answers as BestMove does (else as Solve).
+        best_move: bool,
+    },
     /// The value of every position of a family.
     Family(Arc<dyn Family>),
     /// A family computed in order, each item from the state the earlier ones left.
@@ -40,7 +48,7 @@ impl Job {
     pub fn check_memory(&self, bytes: u64) -> Result<(), OverMemory> {
         match self {
             Job::Chain(chain) => chain.check_memory(bytes),
-            Job::Solve(_) | Job::BestMove(_) | Job::Family(_) => Ok(()),
+            Job::Solve(_) | Job::BestMove(_) | Job::Misere { .. } | Job::Family(_) => Ok(()),
         }
     }
 
@@ -49,7 +57,7 @@ impl Job {
     /// failed its check). `None` for a job without a table, or when the memo does not know it.
     pub fn row_from_memo(&self, index: u64, memo: &dyn Memo) -> Option<Row> {
         match self {
-            Job::Solve(_) | Job::BestMove(_) => None,
+            Job::Solve(_) | Job::BestMove(_) | Job::Misere { .. } => None,
             Job::Family(family) => {
                 let item = family.items().into_iter().nth(usize::try_from(index).ok()?)?;
                 let (value, _) = item.position().value_without_search(&|game, key| memo.get(game, key))?;

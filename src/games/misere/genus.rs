@@ -45,13 +45,14 @@
 //! every component has `g = 0` and one has a move, an option with `γ0 = 0` leaves firm `x = 0` or
 //! fickle `x = 1`.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 
 use super::walk::{Fold, Walk};
-use super::{Answer, Basis};
-use crate::games::sum::{Sum, SumMove};
-use crate::games::{Game, Interrupted, Move, SearchContext};
+use super::Basis;
+use crate::games::sum::Sum;
+use crate::games::{Interrupted, Position, SearchContext};
 
 /// A genus `g^γ0γ1…`: the normal-play Grundy value and the misère values, the last two of which
 /// repeat for ever.
@@ -160,35 +161,45 @@ impl Fold for Genera {
     }
 }
 
-/// The misère answer for `sum` by genus theory when every component is tame and the genera fit the
-/// table; `None` otherwise (the caller searches).
-pub(super) fn tame_answer(sum: &Sum, context: &mut SearchContext) -> Result<Option<Answer>, Interrupted> {
-    let mut walk = Walk::new(context);
-    let mut parts = Vec::with_capacity(sum.components().len());
-    for component in sum.components() {
-        match walk.value(&Genera { tame_only: true }, component)? {
-            Some(genus) => parts.push(genus),
-            None => return Ok(None),
-        }
-    }
-    let loses = tame_sum_loses(parts.iter().map(|genus| &**genus));
-    let mut winning_move = None;
-    if !loses {
-        'components: for (component, part) in sum.components().iter().enumerate() {
-            for mv in part.moves().iter() {
-                let option = &walk.table[&part.play_unchecked(&mv)];
-                let others = parts.iter().enumerate().filter(|&(i, _)| i != component).map(|(_, genus)| &**genus);
-                if tame_sum_loses(others.chain([&**option])) {
-                    winning_move = Some(Move::Sum(SumMove { component, mv: Box::new(mv) }));
-                    break 'components;
-                }
+/// A sum whose components are all tame, with the genus of every position they lead to.
+pub(super) struct TameSum {
+    /// Each component's genus, in the sum's order.
+    parts: Vec<Rc<Genus>>,
+    /// The genus of every position the components lead to.
+    table: HashMap<Position, Rc<Genus>>,
+}
+
+impl TameSum {
+    /// The genera of `sum`'s components and their followers, if every component is tame and they
+    /// fit the table (else `None`: the caller searches).
+    pub fn of(sum: &Sum, context: &mut SearchContext) -> Result<Option<TameSum>, Interrupted> {
+        let mut walk = Walk::new(context);
+        let mut parts = Vec::with_capacity(sum.components().len());
+        for component in sum.components() {
+            match walk.value(&Genera { tame_only: true }, component)? {
+                Some(genus) => parts.push(genus),
+                None => return Ok(None),
             }
         }
+        walk.context.stats.positions_computed += walk.table.len() as u64;
+        Ok(Some(TameSum { parts, table: walk.table }))
     }
-    let positions = walk.table.len() as u64;
-    walk.context.stats.positions_computed += positions;
-    let components = parts.iter().map(|genus| (**genus).clone()).collect();
-    Ok(Some(Answer { next_player_wins: !loses, winning_move, basis: Basis::Genus { components, positions } }))
+
+    /// Whether the player to move loses the sum with component `moved` replaced by `option` (one
+    /// of its followers), or the sum itself (`None`).
+    pub fn loses(&self, moved: Option<(usize, &Position)>) -> bool {
+        let parts = self.parts.iter().enumerate().map(|(i, genus)| match moved {
+            Some((component, option)) if component == i => &*self.table[option],
+            _ => &**genus,
+        });
+        tame_sum_loses(parts)
+    }
+
+    /// What the answer rests on: the components' genera.
+    pub fn basis(&self) -> Basis {
+        let components = self.parts.iter().map(|genus| (**genus).clone()).collect();
+        Basis::Genus { components, positions: self.table.len() as u64 }
+    }
 }
 
 /// The genus of `position`, tame or not; `None` when its followers do not fit the table.

@@ -18,6 +18,7 @@
 //! more such heaps and a nonzero XOR, Nim's move to XOR 0 leaves one of them whole (b).
 
 pub use self::genus::Genus;
+use super::analysis::{self, Analysis, MoveValue};
 use super::heap::{HeapMove, Heaps};
 use super::sum::SumMove;
 use super::{Game, Interrupted, Move, Outcome, Position, SearchContext};
@@ -63,10 +64,15 @@ pub struct Answer {
 impl Answer {
     /// Who wins.
     pub fn outcome(&self) -> Outcome {
-        match self.next_player_wins {
-            true => Outcome::NextPlayerWins,
-            false => Outcome::PreviousPlayerWins,
-        }
+        outcome(self.next_player_wins)
+    }
+}
+
+/// Who wins a position whose player to move wins or not.
+fn outcome(next_player_wins: bool) -> Outcome {
+    match next_player_wins {
+        true => Outcome::NextPlayerWins,
+        false => Outcome::PreviousPlayerWins,
     }
 }
 
@@ -82,12 +88,63 @@ impl Position {
             let winning_move = winning.map(|(at, left)| nim_move(self, &heaps, at, left));
             return Ok(Answer { next_player_wins, winning_move, basis: Basis::NimRule });
         }
+        let (judged, basis) = self.judged_moves(true, context)?;
+        let winning_move = judged.into_iter().find_map(|(mv, wins)| wins.then_some(mv));
+        let next_player_wins = winning_move.is_some() || self.moves().is_empty();
+        Ok(Answer { next_player_wins, winning_move, basis })
+    }
+
+    /// The page of at most `limit` moves from `offset` of the position's misère analysis: who wins
+    /// it, and its moves with who wins after each, winning moves first, and what the answers rest
+    /// on. It judges every move, so at most [`analysis::ENUMERATION_LIMIT`] of them
+    /// ([`Interrupted::PastMisereListing`] past it).
+    pub fn misere_analysis(
+        &self,
+        offset: u128,
+        limit: usize,
+        context: &mut SearchContext,
+    ) -> Result<(Analysis<Move, Outcome>, Basis), Interrupted> {
+        let most = analysis::ENUMERATION_LIMIT;
+        if self.moves().len() > most {
+            return Err(Interrupted::PastMisereListing { limit: most });
+        }
+        let (judged, basis) = match nim_heaps(self) {
+            Some(_) => (judge(self, false, |_, after| Ok(!after.misere(context)?.next_player_wins))?, Basis::NimRule),
+            None => self.judged_moves(false, context)?,
+        };
+        let wins = judged.iter().any(|&(_, wins)| wins) || judged.is_empty();
+        let every = judged.into_iter().map(|(mv, wins)| MoveValue { mv, value: outcome(!wins) }).collect();
+        Ok((analysis::page(outcome(wins), every, offset, limit), basis))
+    }
+
+    /// The moves of a position that is not all Nim, each with whether it wins for the player
+    /// making it (all of them, or up to the first that wins), by genus theory when it is a sum of
+    /// tame components, else by a search of the whole sum.
+    fn judged_moves(
+        &self,
+        first_only: bool,
+        context: &mut SearchContext,
+    ) -> Result<(Vec<(Move, bool)>, Basis), Interrupted> {
         if let Position::Sum(sum) = self {
-            if let Some(answer) = genus::tame_answer(sum, context)? {
-                return Ok(answer);
+            if let Some(tame) = genus::TameSum::of(sum, context)? {
+                let judged = judge(self, first_only, |mv, _| {
+                    let Move::Sum(SumMove { component, mv }) = mv else { unreachable!("a sum's moves are sum moves") };
+                    let option = sum.components()[*component].play_unchecked(mv);
+                    Ok(tame.loses(Some((*component, &option))))
+                })?;
+                return Ok((judged, tame.basis()));
             }
         }
-        search(self, context)
+        let mut walk = walk::Walk::new(context);
+        let judged = judge(self, first_only, |_, after| {
+            let Some(wins) = walk.value(&Outcomes, &after)? else {
+                unreachable!("the outcome fold never stops the walk")
+            };
+            Ok(!wins)
+        })?;
+        let positions = walk.table.len() as u64;
+        walk.context.stats.positions_computed += positions;
+        Ok((judged, Basis::Search { positions }))
     }
 
     /// Whether a rule answers the position in misère play at once (no search).
@@ -170,25 +227,23 @@ impl walk::Fold for Outcomes {
     }
 }
 
-/// The answer for `position` by a search of the whole sum under the misère rule: its outcome, and
-/// its first winning move in move order.
-fn search(position: &Position, context: &mut SearchContext) -> Result<Answer, Interrupted> {
-    let mut walk = walk::Walk::new(context);
-    let moves = position.moves();
-    let mut winning_move = None;
-    for mv in moves.iter() {
-        let Some(wins) = walk.value(&Outcomes, &position.play_unchecked(&mv))? else {
-            unreachable!("the outcome fold never stops the walk")
-        };
-        if !wins {
-            winning_move = Some(mv);
+/// The moves of `position` in move order, each with whether it wins for the player making it
+/// (`leaves_loss`, given the move and the position after it): all of them, or up to the first that
+/// wins.
+fn judge(
+    position: &Position,
+    first_only: bool,
+    mut leaves_loss: impl FnMut(&Move, Position) -> Result<bool, Interrupted>,
+) -> Result<Vec<(Move, bool)>, Interrupted> {
+    let mut judged = Vec::new();
+    for mv in position.moves().iter() {
+        let wins = leaves_loss(&mv, position.play_unchecked(&mv))?;
+        judged.push((mv, wins));
+        if wins && first_only {
             break;
         }
     }
-    let next_player_wins = moves.is_empty() || winning_move.is_some();
-    let positions = walk.table.len() as u64;
-    walk.context.stats.positions_computed += positions;
-    Ok(Answer { next_player_wins, winning_move, basis: Basis::Search { positions } })
+    Ok(judged)
 }
 
 #[cfg(test)]

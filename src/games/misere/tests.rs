@@ -163,10 +163,7 @@ impl BruteForce {
     /// exactly when the player to move wins by moving, and that move leaving a position the
     /// engine finds lost for the other player.
     fn check(&mut self, sum: &[Rules]) {
-        let position = match sum {
-            [one] => one.position(),
-            parts => Position::Sum(Sum::new(parts.iter().map(Rules::position).collect(), 0).expect("a sum")),
-        };
+        let position = engine_position(sum);
         let expected = self.next_player_wins(sum);
         let answer = position.misere(&mut SearchContext::in_memory()).expect("small");
         assert_eq!(answer.next_player_wins, expected, "{sum:?}");
@@ -178,6 +175,14 @@ impl BruteForce {
             let again = after.misere(&mut SearchContext::in_memory()).expect("small");
             assert!(!again.next_player_wins, "{sum:?}: {mv:?} leaves a win for the other player");
         }
+    }
+}
+
+/// The sum of `parts` as nimber's engine takes it (one part is not a sum).
+fn engine_position(parts: &[Rules]) -> Position {
+    match parts {
+        [one] => one.position(),
+        parts => Position::Sum(Sum::new(parts.iter().map(Rules::position).collect(), 0).expect("a sum")),
     }
 }
 
@@ -348,7 +353,7 @@ fn past_the_table_bound_answers_stay_exact() {
     let mut searched = 0;
     for _ in 0..40 {
         let parts: Vec<Rules> = (0..2).map(|_| random_part(&mut random, 4)).collect();
-        let position = Position::Sum(Sum::new(parts.iter().map(Rules::position).collect(), 0).expect("a sum"));
+        let position = engine_position(&parts);
         let mut context = SearchContext::in_memory();
         context.table_limit = 16;
         let answer = position.misere(&mut context).expect("small");
@@ -363,4 +368,27 @@ fn past_the_table_bound_answers_stay_exact() {
         }
     }
     assert!(searched > 20, "{searched} of 40 searched");
+}
+
+/// A misère analysis lists every move once, winning moves first, judges each as a misère answer
+/// for the position it leads to does (those answers are checked against the brute force above),
+/// and agrees with the brute force on who wins: on single positions and on sums, searched, by
+/// genus and by Bouton's rule.
+#[test]
+fn a_misere_analysis_judges_every_move_as_its_answers_do() {
+    let mut brute = BruteForce::default();
+    let mut random = SplitMix::new(2009);
+    for _ in 0..120 {
+        let parts: Vec<Rules> = (0..1 + random.below(3)).map(|_| random_part(&mut random, 5)).collect();
+        let position = engine_position(&parts);
+        let (analysis, _) = position.misere_analysis(0, analysis::MAX_LIMIT, &mut SearchContext::in_memory()).unwrap();
+        assert_eq!(analysis.moves.len() as u128, position.moves().len(), "{parts:?}");
+        let judged: Vec<bool> = analysis.moves.iter().map(MoveValue::is_winning).collect();
+        assert!(judged.windows(2).all(|pair| pair[0] >= pair[1]), "winning moves first: {parts:?}");
+        for listed in &analysis.moves {
+            let after = position.play_unchecked(&listed.mv).misere(&mut SearchContext::in_memory()).unwrap();
+            assert_eq!(listed.is_winning(), !after.next_player_wins, "{parts:?}: {:?}", listed.mv);
+        }
+        assert_eq!(analysis.value == Outcome::NextPlayerWins, brute.next_player_wins(&parts), "{parts:?}");
+    }
 }

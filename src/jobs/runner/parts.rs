@@ -298,7 +298,7 @@ impl RunnerState {
                 let mut positions = Positions::new(self, split, &mut context);
                 self.work_on_parts(name, Role::Helper, &budget, &mut positions)
             }
-            Job::Chain(_) => Ok(0),
+            Job::Chain(_) | Job::Misere { .. } => Ok(0),
         }
     }
 }

@@ -180,7 +180,9 @@ impl RunnerState {
                 Some(status(tonic::Code::DeadlineExceeded, "the job ran for its max_duration without finishing")),
             ),
             Ok(Err(Stopped::Interrupted(
-                past @ (Interrupted::PastComputeLimit { .. } | Interrupted::PastMisereDepth { .. }),
+                past @ (Interrupted::PastComputeLimit { .. }
+                | Interrupted::PastMisereDepth { .. }
+                | Interrupted::PastMisereListing { .. }),
             ))) => record.finish(ExploreState::Failed, Some(status(tonic::Code::FailedPrecondition, past.to_string()))),
             Ok(Err(Stopped::Invalid(message))) => {
                 record.finish(ExploreState::Failed, Some(status(tonic::Code::InvalidArgument, message)))
@@ -293,6 +295,15 @@ impl RunnerState {
                 self.solve_parts(name, (&position, request.split_across_replicas), &mut context, &add_stats)?;
                 let (value, best) = position.best_move(&mut context)?;
                 Answer::BestMove(wire::best_move_response(&position, value, best, context.stats, started.elapsed()))
+            }
+            Job::Misere { position, best_move } => {
+                live.items_total.store(1, Ordering::Relaxed);
+                let answer = position.misere(&mut context)?;
+                let (stats, elapsed) = (context.stats, started.elapsed());
+                match best_move {
+                    true => Answer::BestMove(wire::misere_best_move_response(&position, &answer, stats, elapsed)),
+                    false => Answer::Solve(wire::misere_solve_response(&answer, stats, elapsed)),
+                }
             }
             Job::Family(family) => {
                 let (rows, total_rows) = self.run_family(name, &*family, &mut context, live, &add_stats)?;
