@@ -53,7 +53,8 @@ fn sum(components: Vec<proto::Position>) -> proto::Position {
     proto::Position { game: Some(P::Sum(proto::Sum { components })) }
 }
 
-/// A sum of tame components (a Cram strip, a Kayles row, Nim heaps) is answered by genus theory:
+/// A sum of tame components (a Cram strip, a Kayles row, Nim heaps; stone boxes, box by box) is
+/// answered by genus theory:
 /// each component's genus symbol in Winning Ways' notation, and a winning move whose position the
 /// other player loses (asked again, and answered by genus again). A sum with a component that is
 /// not tame (the heap of four of 0.312, genus 2^1420) is searched.
@@ -73,6 +74,22 @@ async fn sums_of_tame_components_are_answered_by_their_genera() {
     let reply = client.solve(misere(best.after.unwrap())).await.unwrap().into_inner();
     assert_eq!(reply.outcome(), Outcome::PreviousPlayerWins);
     assert!(matches!(reply.misere.and_then(|basis| basis.basis), Some(proto::misere_basis::Basis::Genus(_))));
+
+    // Several boxes are a sum of boxes: each box's genus, and a winning move in the right box.
+    let boxes = |boxes: &[(u64, u64)]| proto::Position {
+        game: Some(P::StoneBoxes(proto::StoneBoxes {
+            boxes: boxes.iter().map(|&(capacity, stones)| proto::StoneBox { capacity, stones }).collect(),
+        })),
+    };
+    let three = boxes(&[(30, 1), (50, 2), (20, 3)]);
+    let best = client.best_move(best_misere(three)).await.unwrap().into_inner();
+    let Some(proto::misere_basis::Basis::Genus(genus)) = best.misere.clone().and_then(|basis| basis.basis) else {
+        panic!("expected genus theory")
+    };
+    assert_eq!(genus.components, ["0^02", "4^46", "0^02"]);
+    assert_eq!(best.outcome(), Outcome::NextPlayerWins, "firm, and the XOR is 4");
+    let reply = client.solve(misere(best.after.unwrap())).await.unwrap().into_inner();
+    assert_eq!(reply.outcome(), Outcome::PreviousPlayerWins);
 
     let wild = client.solve(misere(sum(vec![wild_heap(), nim(vec![1])]))).await.unwrap().into_inner();
     assert!(matches!(wild.misere.and_then(|basis| basis.basis), Some(proto::misere_basis::Basis::Search(_))));

@@ -247,6 +247,23 @@ macro_rules! define_positions {
                     Position::Sum(sum) => sum.components().iter().any(Position::is_finished),
                 }
             }
+
+            /// The independent parts of a position of one game whose sum it is (see
+            /// [`ServedGame::parts`]); `None` for one part, or a sum.
+            pub fn parts(&self) -> Option<Vec<Position>> {
+                match self {
+                    $(Position::$game(game) => Some(game.parts()?.into_iter().map(|part| Position::$game(Arc::new(part))).collect()),)*
+                    Position::Sum(_) => None,
+                }
+            }
+
+            /// The move of this position (of one game) that is `mv` made in its part `index`.
+            pub fn move_in_part(&self, index: usize, mv: Move) -> Move {
+                match (self, mv) {
+                    $((Position::$game(_), Move::$game(mv)) => Move::$game(<$position>::move_in_part(index, mv)),)*
+                    (_, mv) => mv,
+                }
+            }
         }
 
         impl Game for Position {

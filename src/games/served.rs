@@ -70,6 +70,20 @@ pub trait ServedGame:
     fn is_finished(&self) -> bool {
         false
     }
+
+    /// The independent parts whose disjunctive sum the position is (each heap of a heap game,
+    /// each box of the stone boxes), in order, when it has more than one; `None` by default (one
+    /// part). A part's moves are the whole's moves in it, in the whole's order.
+    fn parts(&self) -> Option<Vec<Self>> {
+        None
+    }
+
+    /// The move of the whole position that is `mv` made in its part `index` (see
+    /// [`ServedGame::parts`]).
+    fn move_in_part(index: usize, mv: Self::Move) -> Self::Move {
+        let _ = index;
+        mv
+    }
 }
 
 /// How a game's positions and moves travel: its protobuf messages, converted in the game's

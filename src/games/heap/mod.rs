@@ -534,6 +534,15 @@ impl ServedGame for Heaps {
         self.heaps.len()
     }
 
+    fn parts(&self) -> Option<Vec<Self>> {
+        let one = |&heap: &u64| Heaps { given: self.given.clone(), rules: self.rules.clone(), heaps: vec![heap] };
+        (self.heaps.len() > 1).then(|| self.heaps.iter().map(one).collect())
+    }
+
+    fn move_in_part(index: usize, mv: HeapMove) -> HeapMove {
+        HeapMove { heap: index, ..mv }
+    }
+
     /// Cheap once the rules' values are known for every heap (a lookup each); computing them is not.
     fn values_cache_bytes() -> u64 {
         SEQUENCES.weight()

@@ -1,7 +1,8 @@
 //! Misère play: the player who cannot move wins, so whoever makes the last move loses. A sum's
 //! outcome is not the XOR of its components' Grundy values as in normal play, so an answer rests
 //! on a rule proven for the position's kind ([`Basis::NimRule`]), on the genera of a sum's
-//! components when all of them are tame ([`Basis::Genus`], module [`genus`]), else on a search of
+//! components when all of them are tame ([`Basis::Genus`], module [`genus`]; a position of several
+//! heaps or boxes counts as the sum of its heaps or boxes), else on a search of
 //! the whole sum under the misère rule ([`Basis::Search`]), bounded by the solve's budget like
 //! every search.
 //!
@@ -20,7 +21,7 @@
 pub use self::genus::Genus;
 use super::analysis::{self, Analysis, MoveValue};
 use super::heap::{HeapMove, Heaps};
-use super::sum::SumMove;
+use super::sum::{Sum, SumMove};
 use super::{Game, Interrupted, Move, Outcome, Position, SearchContext};
 
 /// The most moves deep a misère search goes: a position whose play may be longer than this (a
@@ -109,7 +110,10 @@ impl Position {
             return Err(Interrupted::PastMisereListing { limit: most });
         }
         let (judged, basis) = match nim_heaps(self) {
-            Some(_) => (judge(self, false, |_, after| Ok(!after.misere(context)?.next_player_wins))?, Basis::NimRule),
+            Some(_) => {
+                let judged = judge(self, false, |mv| Ok(!self.play_unchecked(mv).misere(context)?.next_player_wins))?;
+                (judged, Basis::NimRule)
+            }
             None => self.judged_moves(false, context)?,
         };
         let wins = judged.iter().any(|&(_, wins)| wins) || judged.is_empty();
@@ -119,25 +123,28 @@ impl Position {
 
     /// The moves of a position that is not all Nim, each with whether it wins for the player
     /// making it (all of them, or up to the first that wins), by genus theory when it is a sum of
-    /// tame components, else by a search of the whole sum.
+    /// tame parts (a sum's components, each split into the parts it is the sum of, see
+    /// [`Position::parts`]), else by a search of the whole sum.
     fn judged_moves(
         &self,
         first_only: bool,
         context: &mut SearchContext,
     ) -> Result<(Vec<(Move, bool)>, Basis), Interrupted> {
-        if let Position::Sum(sum) = self {
-            if let Some(tame) = genus::TameSum::of(sum, context)? {
-                let judged = judge(self, first_only, |mv, _| {
+        if let Some(split) = Split::of(self) {
+            if let Some(tame) = genus::TameSum::of(&split.sum, context)? {
+                let whole = Position::Sum(split.sum.clone());
+                let judged = judge(&whole, first_only, |mv| {
                     let Move::Sum(SumMove { component, mv }) = mv else { unreachable!("a sum's moves are sum moves") };
-                    let option = sum.components()[*component].play_unchecked(mv);
+                    let option = split.sum.components()[*component].play_unchecked(mv);
                     Ok(tame.loses(Some((*component, &option))))
                 })?;
+                let judged = judged.into_iter().map(|(mv, wins)| (split.move_of(self, mv), wins)).collect();
                 return Ok((judged, tame.basis()));
             }
         }
         let mut walk = walk::Walk::new(context);
-        let judged = judge(self, first_only, |_, after| {
-            let Some(wins) = walk.value(&Outcomes, &after)? else {
+        let judged = judge(self, first_only, |mv| {
+            let Some(wins) = walk.value(&Outcomes, &self.play_unchecked(mv))? else {
                 unreachable!("the outcome fold never stops the walk")
             };
             Ok(!wins)
@@ -228,22 +235,75 @@ impl walk::Fold for Outcomes {
 }
 
 /// The moves of `position` in move order, each with whether it wins for the player making it
-/// (`leaves_loss`, given the move and the position after it): all of them, or up to the first that
-/// wins.
+/// (`leaves_loss`): all of them, or up to the first that wins.
 fn judge(
     position: &Position,
     first_only: bool,
-    mut leaves_loss: impl FnMut(&Move, Position) -> Result<bool, Interrupted>,
+    mut leaves_loss: impl FnMut(&Move) -> Result<bool, Interrupted>,
 ) -> Result<Vec<(Move, bool)>, Interrupted> {
     let mut judged = Vec::new();
     for mv in position.moves().iter() {
-        let wins = leaves_loss(&mv, position.play_unchecked(&mv))?;
+        let wins = leaves_loss(&mv)?;
         judged.push((mv, wins));
         if wins && first_only {
             break;
         }
     }
     Ok(judged)
+}
+
+/// A position as the sum of its parts: a sum's components, each split into the parts it is the
+/// sum of ([`Position::parts`]: the heaps of a heap game, the boxes), so that genus theory sees
+/// every heap as a component.
+struct Split {
+    /// The parts, in order: their moves are the position's, in its order.
+    sum: Sum,
+    /// For each part, its component in the position and its index among that component's parts
+    /// (`None`: the component is one part).
+    origin: Vec<(usize, Option<usize>)>,
+}
+
+impl Split {
+    /// `position`'s parts, when it has at least two.
+    fn of(position: &Position) -> Option<Split> {
+        let components = match position {
+            Position::Sum(sum) => sum.components(),
+            one => std::slice::from_ref(one),
+        };
+        let (mut parts, mut origin) = (Vec::new(), Vec::new());
+        for (at, component) in components.iter().enumerate() {
+            match component.parts() {
+                Some(split) => {
+                    origin.extend((0..split.len()).map(|index| (at, Some(index))));
+                    parts.extend(split);
+                }
+                None => {
+                    origin.push((at, None));
+                    parts.push(component.clone());
+                }
+            }
+        }
+        let sum = Sum::new(parts, 0).ok().filter(|sum| sum.components().len() >= 2)?;
+        Some(Split { sum, origin })
+    }
+
+    /// The move of `position` that is `mv`, a move of the parts' sum.
+    fn move_of(&self, position: &Position, mv: Move) -> Move {
+        let Move::Sum(SumMove { component: part, mv }) = mv else { unreachable!("a sum's moves are sum moves") };
+        let (component, index) = self.origin[part];
+        let whole = match position {
+            Position::Sum(sum) => &sum.components()[component],
+            one => one,
+        };
+        let inner = match index {
+            Some(index) => whole.move_in_part(index, *mv),
+            None => *mv,
+        };
+        match position {
+            Position::Sum(_) => Move::Sum(SumMove { component, mv: Box::new(inner) }),
+            _ => inner,
+        }
+    }
 }
 
 #[cfg(test)]

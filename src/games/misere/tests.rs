@@ -6,7 +6,10 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::games::cram;
+use crate::games::diagonal_walk::Walk;
 use crate::games::node_kayles::Graph;
+use crate::games::reclamation::{Cell, River};
+use crate::games::stone_boxes::{Boxes, StoneBox};
 use crate::games::sum::Sum;
 use crate::random::SplitMix;
 
@@ -21,6 +24,17 @@ enum Rules {
     NodeKayles { neighbours: Vec<u32>, left: u32 },
     /// Cram: cover two free cells side by side (cell `r * columns + c`, bit set when free).
     Cram { rows: usize, columns: usize, free: u32 },
+    /// The 2×2 placement game: cover four free cells in a 2×2 square (cells as in Cram).
+    Squares { rows: usize, columns: usize, free: u32 },
+    /// Stone boxes: add 1 to c² stones to a box holding c, never past its capacity
+    /// (`(capacity, stones)` for each box).
+    Boxes(Vec<(u64, u64)>),
+    /// The diagonal walk on an n×m board: from (x, y) to (x+1, y), (x, y+1) or (x+k, y+k), inside.
+    Walk { n: u64, m: u64, k: u64, x: u64, y: u64 },
+    /// More Reclamation on an r×2 strip: reclaim a free cell (bit `2 * row + column`, rows and
+    /// columns from 0), which may not share a row with a reclaimed cell nor touch one in the other
+    /// column diagonally or side by side.
+    Reclamation { rows: u64, reclaimed: u64 },
 }
 
 impl Rules {
@@ -74,6 +88,49 @@ impl Rules {
                 }
                 all
             }
+            &Rules::Squares { rows, columns, free } => {
+                let mut all = Vec::new();
+                for r in 0..rows.saturating_sub(1) {
+                    for c in 0..columns.saturating_sub(1) {
+                        let cell = |r: usize, c: usize| 1u32 << (r * columns + c);
+                        let square = cell(r, c) | cell(r, c + 1) | cell(r + 1, c) | cell(r + 1, c + 1);
+                        if free & square == square {
+                            all.push(Rules::Squares { rows, columns, free: free & !square });
+                        }
+                    }
+                }
+                all
+            }
+            Rules::Boxes(boxes) => {
+                let mut all = Vec::new();
+                for (i, &(capacity, stones)) in boxes.iter().enumerate() {
+                    for add in 1..=(stones * stones).min(capacity - stones) {
+                        let mut next = boxes.clone();
+                        next[i].1 += add;
+                        all.push(Rules::Boxes(next));
+                    }
+                }
+                all
+            }
+            &Rules::Walk { n, m, k, x, y } => [(x + 1, y), (x, y + 1), (x + k, y + k)]
+                .into_iter()
+                .filter(|&(x, y)| x <= n && y <= m)
+                .map(|(x, y)| Rules::Walk { n, m, k, x, y })
+                .collect(),
+            &Rules::Reclamation { rows, reclaimed } => {
+                let allowed = |row: u64, column: u64| {
+                    (0..rows).all(|other| {
+                        let same_row = reclaimed >> (2 * other) & 0b11 != 0 && other == row;
+                        let across = reclaimed >> (2 * other + 1 - column) & 1 == 1 && other.abs_diff(row) <= 1;
+                        !same_row && !across
+                    })
+                };
+                (0..rows)
+                    .flat_map(|row| (0..2).map(move |column| (row, column)))
+                    .filter(|&(row, column)| allowed(row, column))
+                    .map(|(row, column)| Rules::Reclamation { rows, reclaimed: reclaimed | 1 << (2 * row + column) })
+                    .collect()
+            }
         }
     }
 
@@ -96,13 +153,31 @@ impl Rules {
                 Graph::new(kept.len() as u32, &edges).expect("valid").into()
             }
             &Rules::Cram { rows, columns, free } => {
-                let row = |r: usize| {
-                    (0..columns).map(|c| if free >> (r * columns + c) & 1 == 1 { '0' } else { '1' }).collect()
-                };
-                cram::Board::new(&(0..rows).map(row).collect::<Vec<String>>()).expect("valid").into()
+                cram::Board::new(&board_rows(rows, columns, free)).expect("valid").into()
+            }
+            &Rules::Squares { rows, columns, free } => {
+                crate::games::tetris::Board::new(&board_rows(rows, columns, free)).expect("valid").into()
+            }
+            Rules::Boxes(boxes) => {
+                let boxes = boxes.iter().map(|&(capacity, stones)| StoneBox { capacity, stones }).collect();
+                Boxes::new(boxes).expect("valid").into()
+            }
+            &Rules::Walk { n, m, k, x, y } => Walk::new(n, m, k, x, y).expect("valid").into(),
+            &Rules::Reclamation { rows, reclaimed } => {
+                let cells = (0..2 * rows)
+                    .filter(|&bit| reclaimed >> bit & 1 == 1)
+                    .map(|bit| Cell { row: bit / 2 + 1, column: bit % 2 + 1 })
+                    .collect();
+                River::new(rows, cells).expect("valid").into()
             }
         }
     }
+}
+
+/// A board's rows as the games take them: `0` free, `1` not.
+fn board_rows(rows: usize, columns: usize, free: u32) -> Vec<String> {
+    let row = |r: usize| (0..columns).map(|c| if free >> (r * columns + c) & 1 == 1 { '0' } else { '1' }).collect();
+    (0..rows).map(row).collect()
 }
 
 /// Misère outcomes of sums of [`Rules`] positions, from the rules alone: the player to move wins
@@ -213,6 +288,52 @@ fn random_part(random: &mut SplitMix, side: u64) -> Rules {
             Rules::Cram { rows, columns, free }
         }
     }
+}
+
+/// A random small position of a seed game: a 2×2 placement board of up to 4×5 cells, up to
+/// three stone boxes of capacity below `3 * side`, a diagonal walk on a board of up to `side` ×
+/// `side`, or a More Reclamation strip of up to `side` rows, some cells reclaimed.
+fn random_seed_part(random: &mut SplitMix, side: u64) -> Rules {
+    match random.below(4) {
+        0 => {
+            let (rows, columns) = (2 + random.below(3) as usize, 2 + random.below(4) as usize);
+            let free = (0..rows * columns).filter(|_| random.below(6) != 0).fold(0u32, |free, cell| free | 1 << cell);
+            Rules::Squares { rows, columns, free }
+        }
+        1 => Rules::Boxes(
+            (0..1 + random.below(3))
+                .map(|_| {
+                    let capacity = 1 + random.below(3 * side);
+                    (capacity, random.below(capacity + 1))
+                })
+                .collect(),
+        ),
+        2 => Rules::Walk { n: 1 + random.below(side), m: 1 + random.below(side), k: 1 + random.below(3), x: 1, y: 1 },
+        _ => {
+            let mut strip = Rules::Reclamation { rows: 1 + random.below(side), reclaimed: 0 };
+            for _ in 0..random.below(3) {
+                let options = strip.options();
+                if !options.is_empty() {
+                    strip = options[random.below(options.len() as u64) as usize].clone();
+                }
+            }
+            strip
+        }
+    }
+}
+
+/// The seed games (2×2 placement, stone boxes, the diagonal walk, More Reclamation), alone and in
+/// sums of two, in misère play against the brute force from their rules.
+#[test]
+fn seed_games_agree_with_the_rules_in_misere_play() {
+    let mut brute = BruteForce::default();
+    let mut random = SplitMix::new(1998);
+    for _ in 0..200 {
+        let parts: Vec<Rules> = (0..1 + random.below(2)).map(|_| random_seed_part(&mut random, 6)).collect();
+        brute.check(&parts);
+    }
+    let by_genus = brute.checked.iter().filter(|basis| matches!(basis, Basis::Genus { .. })).count();
+    assert!(by_genus > 20, "{by_genus} of 200 went by genus (sums, and boxes split into boxes)");
 }
 
 /// Bouton's rule against the brute force on every Nim position of up to three heaps of at most
@@ -379,7 +500,11 @@ fn a_misere_analysis_judges_every_move_as_its_answers_do() {
     let mut brute = BruteForce::default();
     let mut random = SplitMix::new(2009);
     for _ in 0..120 {
-        let parts: Vec<Rules> = (0..1 + random.below(3)).map(|_| random_part(&mut random, 5)).collect();
+        let part = |random: &mut SplitMix| match random.below(2) {
+            0 => random_part(random, 5),
+            _ => random_seed_part(random, 5),
+        };
+        let parts: Vec<Rules> = (0..1 + random.below(3)).map(|_| part(&mut random)).collect();
         let position = engine_position(&parts);
         let (analysis, _) = position.misere_analysis(0, analysis::MAX_LIMIT, &mut SearchContext::in_memory()).unwrap();
         assert_eq!(analysis.moves.len() as u128, position.moves().len(), "{parts:?}");

@@ -266,6 +266,14 @@ impl ServedGame for Boxes {
     fn items(&self) -> usize {
         self.boxes.len()
     }
+
+    fn parts(&self) -> Option<Vec<Self>> {
+        (self.boxes.len() > 1).then(|| self.boxes.iter().map(|&one| Boxes { boxes: vec![one] }).collect())
+    }
+
+    fn move_in_part(index: usize, mv: AddStones) -> AddStones {
+        AddStones { box_index: index, ..mv }
+    }
 }
 
 mod wire;
