@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{solve_request, with_timeout, TestServer};
+use common::{sample, scrape, solve_request, wait_until, with_timeout, TestServer};
 use nimber::proto::{self, position::Game as P, Outcome, Play};
 use tonic::Code;
 use tonic_types::StatusExt;
@@ -257,6 +257,30 @@ async fn explore_jobs_answer_misere_play() {
         panic!("{answers:?}")
     };
     assert_eq!((job_best.outcome, &job_best.r#move, &job_best.misere), (best.outcome, &best.r#move, &best.misere));
+}
+
+/// At the misère table's bound (a quarter of `--table-entries`) a search keeps going without
+/// keeping what it finds, so it may find positions again: the metric counts them, the deadline
+/// stops the search with DEADLINE_EXCEEDED, and the server goes on answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_misere_table_bound_searches_go_on_and_the_metric_counts_what_they_forget() {
+    let server = TestServer::builder().flags(&["--table-entries", "65536", "--metrics-listen", "127.0.0.1:0"]).start();
+    let mut client = server.client().await;
+    let walk = |side: u64| proto::Position {
+        game: Some(P::DiagonalWalk(proto::DiagonalWalk { rows: side, columns: side, step: 2, ..Default::default() })),
+    };
+    // 200 × 200 cells: more positions than the 16 384 the table keeps.
+    let status = client.solve(with_timeout(misere(walk(200)), Duration::from_secs(1))).await.unwrap_err();
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    // The search's thread records its statistics as it stops, just after the answer left.
+    let url = server.metrics_url.clone().unwrap();
+    wait_until(Duration::from_secs(30), "the forgotten positions counted", async || {
+        sample(&scrape(&url), "nimber_misere_positions_forgotten_total") > 0.0
+    })
+    .await;
+    // 100 × 100 fits: answered.
+    let answer = client.solve(misere(walk(100))).await.unwrap().into_inner();
+    assert!(matches!(answer.misere.and_then(|basis| basis.basis), Some(proto::misere_basis::Basis::Search(_))));
 }
 
 /// What misère play refuses, each naming the field: the cutting game, an unknown `play`, Explore

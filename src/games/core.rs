@@ -252,6 +252,9 @@ pub struct Stats {
     pub cache_hits: u64,
     /// What the search kernel did, and the persistent memo's reads by the searches.
     pub search: SearchCounts,
+    /// Positions a misère walk found past its table's bound and did not keep (see
+    /// [`crate::games::misere`]).
+    pub misere_forgotten: u64,
 }
 
 /// What a search did, to be compared with another solver's counts on the same work: the search

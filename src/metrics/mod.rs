@@ -90,6 +90,7 @@ pub struct Metrics {
     cache_hits: Counter,
     cache_misses: Counter,
     past_compute_limit: Counter,
+    misere_forgotten: Counter,
     solves_waiting: Gauge,
     solves_running: Gauge,
     connections_open: Family<ListenerLabel, Gauge>,
@@ -122,6 +123,7 @@ impl Metrics {
             cache_hits: Counter::default(),
             cache_misses: Counter::default(),
             past_compute_limit: Counter::default(),
+            misere_forgotten: Counter::default(),
             solves_waiting: Gauge::default(),
             solves_running: Gauge::default(),
             connections_open: Family::default(),
@@ -172,6 +174,13 @@ impl Metrics {
             "Calls refused (FAILED_PRECONDITION) because their answer needs values past the compute limit \
              (--max-heap-compute) that no proven period reaches",
             metrics.past_compute_limit.clone(),
+        );
+        registry.register(
+            "nimber_misere_positions_forgotten",
+            "Positions a misère search or genus walk found past its table's bound (a quarter of \
+             --table-entries) and did not keep: a search finds them again where they recur, genus theory \
+             gives way to the search",
+            metrics.misere_forgotten.clone(),
         );
         registry.register(
             "nimber_expensive_solves_waiting",
@@ -248,6 +257,7 @@ impl Metrics {
         self.positions_computed.inc_by(stats.positions_computed);
         self.cache_misses.inc_by(stats.positions_computed);
         self.cache_hits.inc_by(stats.cache_hits);
+        self.misere_forgotten.inc_by(stats.misere_forgotten);
     }
 
     /// Counts a solve refused because it needs values past the compute limit.

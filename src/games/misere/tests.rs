@@ -471,7 +471,7 @@ fn tame_sums_are_answered_by_genus_and_agree_with_the_rules() {
 fn past_the_table_bound_answers_stay_exact() {
     let mut brute = BruteForce::default();
     let mut random = SplitMix::new(2008);
-    let mut searched = 0;
+    let (mut searched, mut forgotten) = (0, 0);
     for _ in 0..40 {
         let parts: Vec<Rules> = (0..2).map(|_| random_part(&mut random, 4)).collect();
         let position = engine_position(&parts);
@@ -479,6 +479,7 @@ fn past_the_table_bound_answers_stay_exact() {
         context.table_limit = 16;
         let answer = position.misere(&mut context).expect("small");
         assert_eq!(answer.next_player_wins, brute.next_player_wins(&parts), "{parts:?}");
+        forgotten += context.stats.misere_forgotten;
         match answer.basis {
             Basis::Search { positions } => {
                 assert!(positions <= 4, "{positions} kept past the bound");
@@ -489,6 +490,7 @@ fn past_the_table_bound_answers_stay_exact() {
         }
     }
     assert!(searched > 20, "{searched} of 40 searched");
+    assert!(forgotten > 0, "what a full table did not keep is counted (the metric's source)");
 }
 
 /// A misère analysis lists every move once, winning moves first, judges each as a misère answer

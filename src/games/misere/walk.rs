@@ -66,8 +66,11 @@ impl<'c, 'm, V: Clone> Walk<'c, 'm, V> {
                 let Some(value) = fold.fold(&done.options) else { return Ok(None) };
                 if self.table.len() < limit {
                     self.table.insert(done.position, value.clone());
-                } else if F::STOPS_WHEN_FULL {
-                    return Ok(None);
+                } else {
+                    self.context.stats.misere_forgotten += 1;
+                    if F::STOPS_WHEN_FULL {
+                        return Ok(None);
+                    }
                 }
                 match stack.last_mut() {
                     Some(parent) => parent.options.push(value),
