@@ -80,9 +80,8 @@ fn outcome(next_player_wins: bool) -> Outcome {
 impl Position {
     /// Who wins the position in misère play, and a winning move: by Bouton's rule when every
     /// component is Nim, by genus theory when it is a sum of tame components, else by a search of
-    /// the whole sum. The cutting game is not played to a
-    /// last move (who cuts out a 1×1 piece wins), so it has no misère form:
-    /// [`Position::has_misere_form`] says so first.
+    /// the whole sum. The cutting game is not played to a last move (who cuts out a 1×1 piece
+    /// wins), so it has no misère form: [`Position::has_misere_form`] says so first.
     pub fn misere(&self, context: &mut SearchContext) -> Result<Answer, Interrupted> {
         if let Some(heaps) = nim_heaps(self) {
             let (next_player_wins, winning) = nim_rule(&heaps);
@@ -90,8 +89,10 @@ impl Position {
             return Ok(Answer { next_player_wins, winning_move, basis: Basis::NimRule });
         }
         let (judged, basis) = self.judged_moves(true, context)?;
+        // Judging stops only at a winning move, so nothing judged means no move at all.
+        let no_moves = judged.is_empty();
         let winning_move = judged.into_iter().find_map(|(mv, wins)| wins.then_some(mv));
-        let next_player_wins = winning_move.is_some() || self.moves().is_empty();
+        let next_player_wins = winning_move.is_some() || no_moves;
         Ok(Answer { next_player_wins, winning_move, basis })
     }
 

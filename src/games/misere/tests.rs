@@ -234,6 +234,11 @@ impl BruteForce {
         value
     }
 
+    /// How many checked answers rested on genus theory.
+    fn answered_by_genus(&self) -> usize {
+        self.checked.iter().filter(|basis| matches!(basis, Basis::Genus { .. })).count()
+    }
+
     /// The engine's misère answer for `sum` against the brute force: its outcome, a winning move
     /// exactly when the player to move wins by moving, and that move leaving a position the
     /// engine finds lost for the other player.
@@ -332,7 +337,7 @@ fn seed_games_agree_with_the_rules_in_misere_play() {
         let parts: Vec<Rules> = (0..1 + random.below(2)).map(|_| random_seed_part(&mut random, 6)).collect();
         brute.check(&parts);
     }
-    let by_genus = brute.checked.iter().filter(|basis| matches!(basis, Basis::Genus { .. })).count();
+    let by_genus = brute.answered_by_genus();
     assert!(by_genus > 20, "{by_genus} of 200 went by genus (sums, and boxes split into boxes)");
 }
 
@@ -460,7 +465,7 @@ fn tame_sums_are_answered_by_genus_and_agree_with_the_rules() {
             .collect();
         brute.check(&parts);
     }
-    let by_genus = brute.checked.iter().filter(|basis| matches!(basis, Basis::Genus { .. })).count();
+    let by_genus = brute.answered_by_genus();
     assert!(by_genus > 100, "{by_genus} of 200 sums went by genus");
 }
 
